@@ -1,0 +1,1 @@
+"""Importers that turn external benchmark sources into KernelIndex bundles for the lake."""
