@@ -664,8 +664,9 @@ def _measure(metric: str, unit: str, statistic: str, value: int) -> Doc:
 # --- reading CSVs ---------------------------------------------------------------------------
 
 
-def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
-    """(line number, row) for each CSV record; a missing column is a SourceError."""
+def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str], str | None]]:
+    """(line, row, problem) per CSV record; problem names a ragged record; no header column
+    of Liger's 15 may be missing (SourceError)."""
     import csv
 
     try:
@@ -688,8 +689,11 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
         try:
             for record in reader:
                 if record:
+                    problem = None
+                    if len(record) != len(header):
+                        problem = f"expected {len(header)} fields, found {len(record)}"
                     padded = record + [""] * (len(header) - len(record))
-                    yield line, {c: padded[i] for c, i in zip(COLUMNS, at, strict=True)}
+                    yield line, {c: padded[i] for c, i in zip(COLUMNS, at, strict=True)}, problem
                 line = reader.line_num + 1
         except (csv.Error, UnicodeDecodeError) as exc:
             raise SourceError(f"{path}: line {line}: malformed CSV ({exc})") from exc
@@ -714,8 +718,11 @@ def convert_csvs(paths: Iterable[Path], converter: Converter | None = None) -> C
     conv = converter or Converter()
     out = Conversion()
     for path in paths:
-        for line, row in read_rows(path):
+        for line, row, problem in read_rows(path):
             out.rows_read += 1
+            if problem:
+                out.skips.append(Skip(str(path), line, "ragged_row", problem, row))
+                continue
             result = conv.convert(row)
             if isinstance(result, tuple):
                 out.skips.append(Skip(str(path), line, result[0], result[1], row))

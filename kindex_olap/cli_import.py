@@ -1,0 +1,70 @@
+"""`kindex import ...` commands: turn external benchmark sources into bundles, then ingest.
+
+Heavy modules (the importer, the lake) load inside the commands so `kindex --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+import_app = typer.Typer(
+    help="Import external benchmark results as KernelIndex bundles (then ingest them).",
+    no_args_is_help=True,
+)
+
+DEFAULT_RAW = Path("data/raw/liger")
+
+
+@import_app.command("liger")
+def liger(
+    csv_path_or_url: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[CSV_PATH_OR_URL]",
+            help="Liger's all_benchmark_data*.csv (file, folder or http(s) URL); "
+            "default: the CSVs in the newest liger-kernel sdist on the package index.",
+        ),
+    ] = None,
+    release: Annotated[
+        str | None, typer.Option("--release", help="Take this liger-kernel release's CSVs.")
+    ] = None,
+    all_releases: Annotated[
+        bool, typer.Option("--all-releases", help="Import the union of every release's CSVs.")
+    ] = False,
+    raw: Annotated[Path, typer.Option("--raw", help="Folder for the bundles.")] = DEFAULT_RAW,
+    no_ingest: Annotated[
+        bool, typer.Option("--no-ingest", help="Only write bundles; do not ingest.")
+    ] = False,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Write each skipped row with its reason here.")
+    ] = None,
+    lake: Annotated[
+        Path | None,
+        typer.Option("--lake", help="Lake to ingest into (default: the configured lake)."),
+    ] = None,
+) -> None:
+    """Convert Liger-Kernel benchmark rows into KernelIndex bundles and ingest them."""
+    from kindex_olap.errors import KindexError
+    from kindex_olap.importers.liger import import_liger
+
+    try:
+        result = import_liger(
+            csv_path_or_url,
+            release=release,
+            all_releases=all_releases,
+            raw_dir=raw,
+            report_path=report,
+        )
+        typer.echo(result.summary())
+        if report is not None:
+            typer.echo(f"skipped rows listed in {report}")
+        if not no_ingest:
+            from kindex_olap import ingest  # type: ignore[attr-defined]
+
+            typer.echo(str(ingest([raw], lake)))
+    except KindexError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(exc.exit_code) from exc
