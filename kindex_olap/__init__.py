@@ -1,0 +1,28 @@
+"""kindex: an analytical query engine for GPU-kernel benchmark results.
+
+Library first: `ingest` builds the Parquet lake, `connect` opens DuckDB over its views. The CLI
+(`kindex`) is a thin layer over these functions. Heavy modules load only when used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["IngestReport", "connect", "ingest"]
+
+if TYPE_CHECKING:
+    from kindex_olap.etl import IngestReport, ingest
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy exports keep `import kindex_olap` (and so `kindex --help`) fast.
+    if name in {"ingest", "IngestReport"}:
+        from kindex_olap import etl
+
+        return getattr(etl, name)
+    if name == "connect":
+        from kindex_olap import engine
+
+        return engine.connect
+    raise AttributeError(f"module 'kindex_olap' has no attribute {name!r}")

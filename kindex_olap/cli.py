@@ -1,0 +1,142 @@
+"""The `kindex` command line: parse arguments, call one library function, format the result.
+
+Exit codes: 0 success; 1 ingest finished but kept documents aside (see `kindex rejects`);
+2 bad arguments or settings; 3 lake error; 4 ingest error; 5 query error; 6 source error.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kindex_olap.errors import KindexError
+
+app = typer.Typer(
+    name="kindex",
+    help="Analytical queries over GPU-kernel benchmark results (KernelIndex bundles).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+LakeOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--lake",
+        help="Lake folder (default: $KINDEX_LAKE, else ./data/parquet).",
+        show_default=False,
+    ),
+]
+
+
+def fail(error: KindexError) -> typer.Exit:
+    """Print a KindexError as one message on stderr and return the exit to raise."""
+    typer.echo(f"error: {error}", err=True)
+    return typer.Exit(error.exit_code)
+
+
+def _register_subcommands() -> None:
+    from kindex_olap.cli_import import import_app
+
+    app.add_typer(import_app, name="import")
+
+
+@app.command()
+def ingest(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Bundle files or folders (default: data/raw).", show_default=False),
+    ] = None,
+    lake: LakeOption = None,
+    verify_digests: Annotated[
+        bool, typer.Option(help="Recompute protocol and environment digests and reject mismatches.")
+    ] = False,
+    lock_timeout: Annotated[
+        float, typer.Option(help="Seconds to wait for another writer.")
+    ] = 600.0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Ingest bundles into the lake, e.g. `kindex ingest data/raw --lake data/parquet`."""
+    from kindex_olap.etl import ingest as run_ingest
+
+    try:
+        with _progress(quiet) as progress:
+            report = run_ingest(
+                paths or [Path("data/raw")],
+                lake,
+                verify_digests=verify_digests,
+                progress=progress,
+                on_wait=lambda message: typer.echo(message, err=True),
+                lock_timeout=lock_timeout,
+            )
+    except KindexError as e:
+        raise fail(e) from e
+    for reject in report.rejects[:10]:
+        where = f"{reject.source_file}:{reject.line}" if reject.line else reject.source_file
+        typer.echo(f"rejected {where}: {reject.reason}", err=True)
+    if report.rejected > 10:
+        typer.echo(f"... and {report.rejected - 10} more: see `kindex rejects`", err=True)
+    typer.echo(report.summary(), err=True)
+    if report.rejected:
+        raise typer.Exit(1)
+
+
+@app.command()
+def rejects(
+    lake: LakeOption = None,
+    limit: Annotated[int, typer.Option(help="Show at most this many.")] = 50,
+) -> None:
+    """List documents kept aside by ingest, with file, line and reason: `kindex rejects`."""
+    from kindex_olap.etl import iter_rejects
+
+    try:
+        rows = list(iter_rejects(lake))
+    except KindexError as e:
+        raise fail(e) from e
+    for row in rows[:limit]:
+        where = f"{row['source_file']}:{row['line']}" if row["line"] else row["source_file"]
+        typer.echo(f"{where}\t{row['reason']}")
+    typer.echo(f"{len(rows)} rejected document(s)", err=True)
+
+
+class _progress:
+    """A rich progress bar on stderr for ingests of many files; silent for small ones."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet or not sys.stderr.isatty()
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> Any:
+        return None if self.quiet else self.update
+
+    def update(self, done: int, total: int, documents: int) -> None:
+        if self.bar is None:
+            if total < 200:
+                return
+            from rich.progress import Progress
+
+            self.bar = Progress(transient=True, console=_stderr_console())
+            self.bar.start()
+            self.task = self.bar.add_task("ingesting", total=total)
+        self.bar.update(self.task, completed=done, description=f"{documents} documents")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+_register_subcommands()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,47 @@
+"""One error hierarchy for kindex; the CLI translates it into a message and an exit code."""
+
+from __future__ import annotations
+
+
+class KindexError(Exception):
+    """Base error: a message for the user and an optional hint on how to fix it."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\nhint: {self.hint}"
+
+
+class ConfigError(KindexError):
+    """Bad settings or arguments: a lake path, an option value."""
+
+    exit_code = 2
+
+
+class LakeError(KindexError):
+    """The lake cannot be read or written: wrong format version, lock held, broken snapshot."""
+
+    exit_code = 3
+
+
+class IngestError(KindexError):
+    """A bundle or input file cannot be ingested."""
+
+    exit_code = 4
+
+
+class QueryError(KindexError):
+    """A query cannot be compiled or run."""
+
+    exit_code = 5
+
+
+class SourceError(KindexError):
+    """An importer's source (a CSV, an export, the package index) cannot be read."""
+
+    exit_code = 6

@@ -1,0 +1,268 @@
+"""Flattening documents into table rows: the per-run facts kindex computes, and dimension rows."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from msgspec import UNSET
+
+from kindex_olap.canonical import fast_digest
+
+if TYPE_CHECKING:
+    from kindex_olap.sources import Document
+    from kindex_olap.validate import Bundle
+
+
+def run_facts(
+    bundle: Bundle, run: dict[str, Any], latency: dict[str, int], doc: Document, seq: int
+) -> dict[str, Any]:
+    """What kindex adds to a run before DuckDB flattens it: identity, names, primary value."""
+    spec = bundle.run.spec
+    native = spec.sourceNative
+    benchmark = native.benchmark if native is not UNSET and native.benchmark is not UNSET else None
+    external = native.externalId if native is not UNSET and native.externalId is not UNSET else None
+    kernel, pass_, provider = parse_names(benchmark, external)
+    observed = datetime.fromisoformat(spec.observedAt)
+    metric, statistic, unit, value = primary_measurement(bundle, latency)
+    labels = bundle.run.metadata.labels
+    return {
+        "run_id": fast_digest(
+            {"apiVersion": run["apiVersion"], "kind": run["kind"], "spec": run["spec"]}
+        ),
+        "seq": seq,
+        "src": doc.path,
+        "line": doc.line,
+        "display": doc.display if doc.display is not None else _opt(bundle.display),
+        "observed_us": int(observed.timestamp() * 1_000_000),
+        "year": observed.year,
+        "source": native.source if native is not UNSET else "unknown",
+        "kernel": kernel,
+        "pass": pass_,
+        "provider": provider,
+        "version": version_label(labels if labels is not UNSET else {}),
+        "lat": latency,
+        "metric": metric,
+        "statistic": statistic,
+        "unit": unit,
+        "value": value,
+        "p20": _measured(bundle, "p20"),
+        "p80": _measured(bundle, "p80"),
+    }
+
+
+def parse_names(benchmark: str | None, external_id: str | None) -> tuple[str | None, ...]:
+    """(kernel, pass, provider) from `benchmark` ('jsd/backward') and `externalId`.
+
+    KernelIndex's Liger importer writes externalId as benchmark/provider/gpu/shape/time; other
+    sources may not, in which case provider stays unknown here and comes from dimensions.
+    """
+    if not benchmark:
+        return None, None, None
+    kernel, _, rest = benchmark.partition("/")
+    pass_ = rest.split("/")[0] if rest else None
+    provider = None
+    if external_id and external_id.startswith(benchmark + "/"):
+        provider = external_id[len(benchmark) + 1 :].split("/")[0] or None
+    return kernel or None, pass_ or None, provider
+
+
+def version_label(labels: dict[str, str]) -> str | None:
+    """The version a run was measured with: labels.version, else a label named *_version."""
+    if "version" in labels:
+        return labels["version"]
+    for key in sorted(labels):
+        if key.endswith("_version"):
+            return labels[key]
+    return None
+
+
+def primary_measurement(
+    bundle: Bundle, latency: dict[str, int]
+) -> tuple[str | None, str | None, str | None, float | None]:
+    """The run's headline number: timing's primary statistic, else its first measurement."""
+    timing = bundle.run.spec.timing
+    if timing is not UNSET and timing.primaryStatistic in latency:
+        return "latency", timing.primaryStatistic, "ns", float(latency[timing.primaryStatistic])
+    measurements = bundle.run.spec.measurements
+    if measurements is not UNSET and measurements:
+        first = measurements[0]
+        return first.metric, first.statistic, first.unit, first.value
+    return None, None, None, None
+
+
+def _measured(bundle: Bundle, statistic: str) -> float | None:
+    measurements = bundle.run.spec.measurements
+    if measurements is UNSET:
+        return None
+    for m in measurements:
+        if m.metric == "latency" and m.statistic == statistic and m.unit == "ns":
+            return m.value
+    return None
+
+
+def _opt(value: Any) -> Any:
+    return None if value is UNSET else value
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def environment_row(digest: str, doc: dict[str, Any]) -> dict[str, Any]:
+    """One environments row: every field of the ExecutionEnvironment spec."""
+    spec = doc["spec"]
+    hw, sw, st = spec.get("hardware", {}), spec.get("software", {}), spec.get("settings", {})
+    return {
+        "environment_digest": digest,
+        "name": _get(doc, "metadata", "name"),
+        "title": _get(doc, "metadata", "title"),
+        "vendor": hw.get("vendor"),
+        "product": hw.get("product"),
+        "form_factor": hw.get("formFactor"),
+        "architecture": hw.get("architecture"),
+        "memory_bytes": hw.get("memoryBytes"),
+        "gpu_count": hw.get("count"),
+        "interconnect": hw.get("interconnect"),
+        "operating_system": sw.get("operatingSystem"),
+        "os_kernel": sw.get("kernel"),
+        "driver": sw.get("driver"),
+        "cuda_toolkit": sw.get("cudaToolkit"),
+        "compiler": sw.get("compiler"),
+        "framework_name": _get(sw, "framework", "name"),
+        "framework_version": _get(sw, "framework", "version"),
+        "libraries": sw.get("libraries"),
+        "clocks_locked": st.get("clocksLocked"),
+        "power_limit_watts": st.get("powerLimitWatts"),
+        "persistence_mode": st.get("persistenceMode"),
+        "ecc_enabled": st.get("eccEnabled"),
+        "environment_variables": st.get("environmentVariables"),
+        "image_digest": spec.get("imageDigest"),
+        "spec_json": _json(spec),
+    }
+
+
+def protocol_row(digest: str, doc: dict[str, Any]) -> dict[str, Any]:
+    """One protocols row: every field of the BenchmarkProtocol spec."""
+    spec = doc["spec"]
+    harness, measure = spec.get("harness", {}), spec.get("measurement", {})
+    return {
+        "protocol_digest": digest,
+        "name": _get(doc, "metadata", "name"),
+        "title": _get(doc, "metadata", "title"),
+        "harness_name": harness.get("name"),
+        "harness_version": harness.get("version"),
+        "harness_repository": harness.get("repository"),
+        "harness_commit": harness.get("commit"),
+        "timer": measure.get("timer"),
+        "primary_statistic": measure.get("primaryStatistic"),
+        "synchronization": measure.get("synchronization"),
+        "compile_included": measure.get("compileIncluded"),
+        "setup_included": measure.get("setupIncluded"),
+        "warmup_iterations": measure.get("warmupIterations"),
+        "warmup_duration": _text(measure.get("warmupDuration")),
+        "measured_iterations": measure.get("measuredIterations"),
+        "samples": measure.get("samples"),
+        "input_regeneration": measure.get("inputRegeneration"),
+        "outlier_policy": measure.get("outlierPolicy"),
+        "correctness_reference": _get(spec, "correctness", "reference"),
+        "correctness_comparator": _get(spec, "correctness", "comparator"),
+        "clocks_locked": _get(spec, "devicePolicy", "clocksLocked"),
+        "power_limit_watts": _get(spec, "devicePolicy", "powerLimitWatts"),
+        "persistence_mode": _get(spec, "devicePolicy", "persistenceMode"),
+        "comparability_family": _get(spec, "comparability", "family"),
+        "comparability_notes": _get(spec, "comparability", "notes"),
+        "spec_json": _json(spec),
+    }
+
+
+def workload_row(digest: str, doc: dict[str, Any]) -> dict[str, Any]:
+    """One workloads row: labels say operation/dtype/shape; numeric spec.axes become `axes`."""
+    spec, labels = doc["spec"], _get(doc, "metadata", "labels") or {}
+    axes = spec.get("axes") if isinstance(spec.get("axes"), dict) else {}
+    numeric = {
+        k: float(v)
+        for k, v in axes.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    }
+    dtypes = {
+        t.get("dtype")
+        for t in (spec.get("tensors") or {}).values()
+        if isinstance(t, dict) and t.get("dtype")
+    }
+    return {
+        "workload_digest": digest,
+        "name": _get(doc, "metadata", "name"),
+        "title": _get(doc, "metadata", "title"),
+        "operation": labels.get("operation"),
+        "operation_spec_digest": spec.get("operationSpecDigest"),
+        "dtype": labels.get("dtype") or (dtypes.pop() if len(dtypes) == 1 else None),
+        "shape": labels.get("shape"),
+        "axes": numeric,
+        "axes_json": _json(axes),
+        "labels": labels,
+        "spec_json": _json(spec),
+    }
+
+
+def implementation_row(digest: str, doc: dict[str, Any]) -> dict[str, Any]:
+    """One implementations row: provider and display name from labels, the rest from the spec."""
+    spec, labels = doc["spec"], _get(doc, "metadata", "labels") or {}
+    return {
+        "implementation_digest": digest,
+        "name": _get(doc, "metadata", "name"),
+        "title": _get(doc, "metadata", "title"),
+        "provider": labels.get("provider"),
+        "display_name": labels.get("display")
+        or doc.get("display")
+        or _get(doc, "metadata", "title"),
+        "operation": labels.get("operation"),
+        "operation_spec_digest": _get(spec, "operation", "specDigest"),
+        "language": _get(spec, "callable", "language"),
+        "repository": _get(spec, "projectRevision", "repository"),
+        "version": _get(spec, "projectRevision", "version") or labels.get("version"),
+        "labels": labels,
+        "spec_json": _json(spec),
+    }
+
+
+def operation_row(digest: str, doc: dict[str, Any]) -> dict[str, Any]:
+    """One operations row."""
+    spec = doc["spec"]
+    return {
+        "operation_spec_digest": digest,
+        "name": _get(doc, "metadata", "name"),
+        "title": _get(doc, "metadata", "title"),
+        "family": spec.get("family"),
+        "labels": _get(doc, "metadata", "labels") or {},
+        "spec_json": _json(spec),
+    }
+
+
+ROW_BUILDERS = {
+    "environments": environment_row,
+    "protocols": protocol_row,
+    "workloads": workload_row,
+    "implementations": implementation_row,
+    "operations": operation_row,
+}
+DIGEST_COLUMNS = {
+    "environments": "environment_digest",
+    "protocols": "protocol_digest",
+    "workloads": "workload_digest",
+    "implementations": "implementation_digest",
+    "operations": "operation_spec_digest",
+}

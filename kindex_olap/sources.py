@@ -1,0 +1,164 @@
+"""Reading input files into raw documents: seed text, .json, .jsonl/.ndjson, each maybe .gz or .zst.
+
+Nothing here parses JSON beyond what is needed to split a file into documents; what cannot be
+read becomes a `Problem` with the file, line and reason, so the caller can keep it aside.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
+KEEP_REJECTED_BYTES = 1024 * 1024
+_JSON_SUFFIXES = {".json", ".jsonl", ".ndjson", ".txt"}
+_COMPRESSED = {".gz", ".zst"}
+
+
+@dataclass(frozen=True)
+class Document:
+    """One JSON document as read from a file (bytes, not yet parsed)."""
+
+    path: str
+    line: int | None  # 1-based line for JSON Lines; None for a whole-file document
+    text: bytes
+    display: str | None = None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something in a file that is not a document: the reason, and what was read (bounded)."""
+
+    path: str
+    line: int | None
+    reason: str
+    text: bytes = b""
+
+
+def discover(paths: Iterable[Path]) -> Iterator[Path]:
+    """Input files: a file as given, a folder searched recursively for known extensions."""
+    for path in paths:
+        if path.is_dir():
+            found = (p for p in path.rglob("*") if p.is_file() and _is_input(p))
+            yield from sorted(found)
+        else:
+            yield path
+
+
+def _is_input(path: Path) -> bool:
+    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    if not suffixes or path.name.startswith("."):
+        return False
+    if suffixes[-1] in _COMPRESSED:
+        return len(suffixes) == 2 and suffixes[0] in _JSON_SUFFIXES
+    return suffixes[-1] in _JSON_SUFFIXES
+
+
+def _format_of(path: Path) -> tuple[str, str | None]:
+    """(format, compression) from the name: format is 'lines', 'json' or 'text'."""
+    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    compression = suffixes[-1][1:] if suffixes and suffixes[-1] in _COMPRESSED else None
+    base = (
+        suffixes[-2] if compression and len(suffixes) == 2 else (suffixes[-1] if suffixes else "")
+    )
+    if compression and len(suffixes) < 2:
+        base = ""
+    if base in {".jsonl", ".ndjson"}:
+        return "lines", compression
+    if base == ".json":
+        return "json", compression
+    return "text", compression
+
+
+def _open(path: Path, compression: str | None, data: bytes | None) -> IO[bytes]:
+    raw: IO[bytes] = io.BytesIO(data) if data is not None else open(path, "rb")  # noqa: SIM115
+    if compression == "gz":
+        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+    if compression == "zst":
+        import zstandard
+
+        return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, closefd=True))
+    return raw
+
+
+def read_documents(path: Path, data: bytes | None = None) -> Iterator[Document | Problem]:
+    """The documents of one input file (or of its bytes, already read), or what stops them."""
+    name = str(path)
+    fmt, compression = _format_of(path)
+    try:
+        with _open(path, compression, data) as stream:
+            if fmt == "lines":
+                yield from _lines(name, stream)
+            else:
+                yield from _whole(name, stream, fmt)
+    except (OSError, EOFError, zlib.error, ValueError) as e:
+        kind = f"corrupt {compression} stream" if compression else "unreadable file"
+        yield Problem(name, None, f"{kind}: {e}")
+    except Exception as e:  # zstandard raises its own ZstdError
+        if type(e).__name__ != "ZstdError":
+            raise
+        yield Problem(name, None, f"corrupt zst stream: {e}")
+
+
+def _lines(name: str, stream: IO[bytes]) -> Iterator[Document | Problem]:
+    number = 0
+    while True:
+        line = stream.readline(MAX_DOCUMENT_BYTES + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_DOCUMENT_BYTES and not line.endswith(b"\n"):
+            head = line[:KEEP_REJECTED_BYTES]
+            while line and not line.endswith(b"\n"):  # skip the rest of the oversized line
+                line = stream.readline(MAX_DOCUMENT_BYTES)
+            yield Problem(name, number, _too_big(), head)
+            continue
+        text = line.strip()
+        if text:
+            yield Document(name, number, text)
+
+
+def _whole(name: str, stream: IO[bytes], fmt: str) -> Iterator[Document | Problem]:
+    data = stream.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        yield Problem(name, None, _too_big(), data[:KEEP_REJECTED_BYTES])
+        return
+    if not data.strip():
+        yield Problem(name, None, "empty file: expected a JSON bundle")
+        return
+    display = None
+    if fmt == "text" and not data.lstrip().startswith((b"{", b"[")):
+        display, data = _split_display(data)
+        if display is None:
+            yield Problem(
+                name,
+                None,
+                "not a seed text file: expected a display-name line, a blank line, then JSON",
+                data[:KEEP_REJECTED_BYTES],
+            )
+            return
+    yield Document(name, None, data.strip(), display)
+
+
+def _split_display(data: bytes) -> tuple[str | None, bytes]:
+    """Split the seed text format: 'Display name\\n\\n{json}'. A bare JSON text has no display."""
+    stripped = data.lstrip()
+    if stripped.startswith((b"{", b"[")):
+        return None, data
+    head, sep, rest = data.partition(b"\n")
+    if not sep or not rest.startswith((b"\n", b"\r\n")):
+        return None, data
+    try:
+        display = head.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None, data
+    return display, rest
+
+
+def _too_big() -> str:
+    return f"document larger than the {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB limit per document"

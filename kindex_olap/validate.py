@@ -1,0 +1,370 @@
+"""Validation of KernelIndex documents against the v1alpha1 rules of the kinds kindex ingests.
+
+The rules are transcribed from KernelIndex's JSON Schemas (benchmark-run, benchmark-protocol,
+execution-environment) into msgspec types, which check required fields, unknown fields, types,
+patterns and bounds at C speed. What a schema cannot say (whole nanoseconds in a duration string,
+finite measurement values) is checked in `check_run` afterwards. WorkloadCase, ImplementationRevision
+and OperationSpec documents get their envelope checked strictly and their spec loosely: kindex
+only reads a few of their fields.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+API_VERSION = "kernelindex.dev/v1alpha1"
+_SAFE_INT_MAX = 9007199254740991
+
+Digest = Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}$")]
+Ident = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
+Name = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=200)]
+Commit = Annotated[str, Meta(pattern=r"^[0-9a-f]{40}$")]
+NonNegInt = Annotated[int, Meta(ge=0, le=_SAFE_INT_MAX)]
+PosInt = Annotated[int, Meta(gt=0, le=_SAFE_INT_MAX)]
+Duration = NonNegInt | Annotated[str, Meta(pattern=r"^\d+(\.\d+)?\s?(ns|us|µs|ms|s)$")]
+# Bounds reject NaN (every comparison with it fails) and infinities.
+_MAX_FLOAT = 1.7976931348623157e308
+Finite = Annotated[float, Meta(ge=-_MAX_FLOAT, le=_MAX_FLOAT)]
+NonNegFinite = Annotated[float, Meta(ge=0, le=_MAX_FLOAT)]
+PosFinite = Annotated[float, Meta(gt=0, le=_MAX_FLOAT)]
+Ratio = Annotated[float, Meta(ge=0, le=1)]
+# RFC 3339 date-time in UTC ("Z"); the calendar date itself is checked in `check_bundle`
+# (cheaper than the schema's leap-year regex, same verdicts).
+UtcTimestamp = Annotated[
+    str, Meta(pattern=r"^\d{4}-\d\d-\d\dT(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?Z$")
+]
+Status = Literal[
+    "passed",
+    "incorrect_shape",
+    "incorrect_dtype",
+    "incorrect_numerical",
+    "compile_error",
+    "runtime_error",
+    "timeout",
+    "resource_exceeded",
+    "invalid_reference",
+    "policy_violation",
+    "suspected_reward_hack",
+    "incomplete_evidence",
+    "revoked",
+]
+
+
+class _Strict(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    pass
+
+
+class Author(_Strict):
+    name: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
+    github: Annotated[str, Meta(max_length=100)] | UnsetType = UNSET
+
+
+class SourceRef(_Strict):
+    url: Annotated[str, Meta(max_length=2000)]
+
+
+class Metadata(_Strict):
+    name: Name
+    title: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
+    description: Annotated[str, Meta(max_length=2000)] | UnsetType = UNSET
+    labels: dict[Ident, Annotated[str, Meta(max_length=200)]] | UnsetType = UNSET
+    authors: list[Author] | UnsetType = UNSET
+    sourceRefs: list[SourceRef] | UnsetType = UNSET
+
+
+# --- BenchmarkRun ---------------------------------------------------------------------------
+
+
+class Correctness(_Strict):
+    comparator: Ident
+    maximumAbsoluteError: NonNegFinite | UnsetType = UNSET
+    maximumRelativeError: NonNegFinite | UnsetType = UNSET
+    matchedRatio: Ratio | UnsetType = UNSET
+
+
+class LatencyNs(_Strict):
+    median: Duration | UnsetType = UNSET
+    mean: Duration | UnsetType = UNSET
+    p05: Duration | UnsetType = UNSET
+    p95: Duration | UnsetType = UNSET
+    minimum: Duration | UnsetType = UNSET
+    maximum: Duration | UnsetType = UNSET
+    mad: Duration | UnsetType = UNSET
+    confidence95: Annotated[list[Duration], Meta(min_length=2, max_length=2)] | UnsetType = UNSET
+
+
+class ArtifactRef(_Strict):
+    uri: Annotated[str, Meta(max_length=2000)]
+    digest: Digest
+
+
+class Timing(_Strict):
+    primaryStatistic: Ident
+    latencyNs: LatencyNs
+    samples: PosInt | UnsetType = UNSET
+    rawSamples: ArtifactRef | UnsetType = UNSET
+
+
+class Measurement(_Strict):
+    metric: Ident
+    unit: Ident
+    statistic: Ident
+    value: Finite
+    sampleCount: PosInt | UnsetType = UNSET
+
+
+class SourceNative(_Strict):
+    source: Annotated[str, Meta(max_length=100, pattern=r"^[a-z0-9][a-z0-9-]*$")]
+    benchmark: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
+    externalId: Annotated[str, Meta(max_length=500)] | UnsetType = UNSET
+    metrics: dict[Ident, Finite] | UnsetType = UNSET
+
+
+class HarnessRef(_Strict):
+    repository: Annotated[str, Meta(max_length=2000)]
+    commit: Commit
+
+
+class Evidence(_Strict):
+    logs: ArtifactRef | UnsetType = UNSET
+    rawSamples: ArtifactRef | UnsetType = UNSET
+    harness: HarnessRef | UnsetType = UNSET
+
+
+class RunSpec(_Strict):
+    implementationDigest: Digest
+    workloadDigest: Digest
+    protocolDigest: Digest
+    environmentDigest: Digest
+    status: Status
+    observedAt: UtcTimestamp
+    correctness: Correctness | UnsetType = UNSET
+    timing: Timing | UnsetType = UNSET
+    measurements: list[Measurement] | UnsetType = UNSET
+    sourceNative: SourceNative | UnsetType = UNSET
+    evidence: Evidence | UnsetType = UNSET
+
+
+class BenchmarkRun(_Strict):
+    apiVersion: Literal["kernelindex.dev/v1alpha1"]
+    kind: Literal["BenchmarkRun"]
+    metadata: Metadata
+    spec: RunSpec
+
+
+# --- BenchmarkProtocol ----------------------------------------------------------------------
+
+
+class Harness(_Strict):
+    name: Annotated[str, Meta(max_length=200)]
+    version: Annotated[str, Meta(max_length=100)] | UnsetType = UNSET
+    repository: Annotated[str, Meta(max_length=2000)] | UnsetType = UNSET
+    commit: Commit | UnsetType = UNSET
+
+
+class ProtocolMeasurement(_Strict):
+    timer: Ident
+    primaryStatistic: Ident
+    synchronization: Ident | UnsetType = UNSET
+    compileIncluded: bool | UnsetType = UNSET
+    setupIncluded: bool | UnsetType = UNSET
+    warmupIterations: NonNegInt | UnsetType = UNSET
+    warmupDuration: Duration | UnsetType = UNSET
+    measuredIterations: PosInt | UnsetType = UNSET
+    samples: PosInt | UnsetType = UNSET
+    inputRegeneration: Ident | UnsetType = UNSET
+    outlierPolicy: Annotated[str, Meta(max_length=500)] | UnsetType = UNSET
+
+
+class ProtocolCorrectness(_Strict):
+    reference: Annotated[str, Meta(max_length=500)]
+    comparator: Ident
+
+
+class DevicePolicy(_Strict):
+    clocksLocked: bool | UnsetType = UNSET
+    powerLimitWatts: PosFinite | UnsetType = UNSET
+    persistenceMode: bool | UnsetType = UNSET
+
+
+class Comparability(_Strict):
+    family: Ident
+    notes: Annotated[str, Meta(max_length=1000)] | UnsetType = UNSET
+
+
+class ProtocolSpec(_Strict):
+    harness: Harness
+    measurement: ProtocolMeasurement
+    correctness: ProtocolCorrectness | UnsetType = UNSET
+    devicePolicy: DevicePolicy | UnsetType = UNSET
+    comparability: Comparability | UnsetType = UNSET
+
+
+class BenchmarkProtocol(_Strict):
+    apiVersion: Literal["kernelindex.dev/v1alpha1"]
+    kind: Literal["BenchmarkProtocol"]
+    metadata: Metadata
+    spec: ProtocolSpec
+
+
+# --- ExecutionEnvironment -------------------------------------------------------------------
+
+
+class Hardware(_Strict):
+    vendor: Ident
+    product: Annotated[str, Meta(max_length=200)]
+    architecture: Ident
+    formFactor: Annotated[str, Meta(max_length=100)] | UnsetType = UNSET
+    memoryBytes: PosInt | UnsetType = UNSET
+    count: PosInt | UnsetType = UNSET
+    interconnect: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
+
+
+class Framework(_Strict):
+    name: Ident
+    version: Annotated[str, Meta(max_length=100)]
+
+
+class Software(_Strict):
+    operatingSystem: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
+    kernel: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
+    driver: Annotated[str, Meta(max_length=100)] | UnsetType = UNSET
+    cudaToolkit: Annotated[str, Meta(max_length=100)] | UnsetType = UNSET
+    compiler: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
+    framework: Framework | UnsetType = UNSET
+    libraries: dict[Ident, Annotated[str, Meta(max_length=100)]] | UnsetType = UNSET
+
+
+class Settings(_Strict):
+    clocksLocked: bool | UnsetType = UNSET
+    powerLimitWatts: PosFinite | UnsetType = UNSET
+    persistenceMode: bool | UnsetType = UNSET
+    eccEnabled: bool | UnsetType = UNSET
+    environmentVariables: (
+        dict[Annotated[str, Meta(max_length=200)], Annotated[str, Meta(max_length=500)]] | UnsetType
+    ) = UNSET
+
+
+class EnvironmentSpec(_Strict):
+    hardware: Hardware
+    software: Software
+    settings: Settings | UnsetType = UNSET
+    imageDigest: Digest | UnsetType = UNSET
+
+
+class ExecutionEnvironment(_Strict):
+    apiVersion: Literal["kernelindex.dev/v1alpha1"]
+    kind: Literal["ExecutionEnvironment"]
+    metadata: Metadata
+    spec: EnvironmentSpec
+
+
+# --- bundles and dimension documents --------------------------------------------------------
+
+
+class Bundle(_Strict):
+    run: BenchmarkRun
+    protocol: BenchmarkProtocol
+    environment: ExecutionEnvironment
+    display: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
+
+
+DIMENSION_KINDS = ("WorkloadCase", "ImplementationRevision", "OperationSpec")
+
+
+class DimensionDocument(_Strict):
+    apiVersion: Literal["kernelindex.dev/v1alpha1"]
+    kind: Literal["WorkloadCase", "ImplementationRevision", "OperationSpec"]
+    metadata: Metadata
+    spec: dict[str, Any]
+    display: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
+
+
+class ValidationError(ValueError):
+    """A document breaks a rule; the message names the field (a JSON path) and what was expected."""
+
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s?(ns|us|µs|ms|s)$")
+_NS_PER_UNIT = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+
+def duration_ns(value: int | str, where: str) -> int:
+    """Whole nanoseconds of a duration: an integer, or a decimal string with a unit.
+
+    "3.714593 ms" is 3714593 ns; "0.0000005 ms" is half a nanosecond and is refused.
+    """
+    if isinstance(value, int):
+        return value
+    match = _DURATION.match(value)
+    if match is None:
+        raise ValidationError(f"{where}: {value!r} is not a duration (expected e.g. '3.7 ms')")
+    try:
+        nanos = Decimal(match.group(1)) * _NS_PER_UNIT[match.group(2)]
+    except InvalidOperation as e:  # pragma: no cover - the pattern admits only decimals
+        raise ValidationError(f"{where}: {value!r} is not a decimal duration") from e
+    if nanos != nanos.to_integral_value():
+        raise ValidationError(
+            f"{where}: {value!r} is not a whole number of nanoseconds ({nanos} ns)"
+        )
+    if nanos > _SAFE_INT_MAX:
+        raise ValidationError(f"{where}: {value!r} is out of range")
+    return int(nanos)
+
+
+def check_bundle(obj: Any) -> Bundle:
+    """Validate a decoded bundle; raise ValidationError naming the offending field."""
+    try:
+        bundle = msgspec.convert(obj, type=Bundle, strict=True)
+    except msgspec.ValidationError as e:
+        raise ValidationError(_describe(e)) from e
+    _check_date(bundle.run.spec.observedAt, "$.run.spec.observedAt")
+    return bundle
+
+
+def _check_date(timestamp: str, where: str) -> None:
+    try:
+        date.fromisoformat(timestamp[:10])
+    except ValueError as e:
+        raise ValidationError(f"{where}: {timestamp!r} is not a calendar date ({e})") from e
+
+
+def check_dimension(obj: Any) -> DimensionDocument:
+    """Validate the envelope of a WorkloadCase, ImplementationRevision or OperationSpec document."""
+    try:
+        return msgspec.convert(obj, type=DimensionDocument, strict=True)
+    except msgspec.ValidationError as e:
+        raise ValidationError(_describe(e)) from e
+
+
+def latency_ns(bundle: Bundle) -> dict[str, int]:
+    """The run's timing statistics in whole nanoseconds, by statistic name."""
+    timing = bundle.run.spec.timing
+    if timing is UNSET:
+        return {}
+    out: dict[str, int] = {}
+    for field in LatencyNs.__struct_fields__:
+        value = getattr(timing.latencyNs, field)
+        if value is UNSET:
+            continue
+        where = f"$.run.spec.timing.latencyNs.{field}"
+        if field == "confidence95":
+            out["ci95_low"] = duration_ns(value[0], where + "[0]")
+            out["ci95_high"] = duration_ns(value[1], where + "[1]")
+        else:
+            out[field] = duration_ns(value, where)
+    return out
+
+
+def _describe(error: msgspec.ValidationError) -> str:
+    text = str(error)
+    # msgspec says "- at `$.run.spec`"; make the field lead, the way users read it.
+    message, sep, where = text.rpartition(" - at ")
+    if sep:
+        return f"{where.strip('`')}: {message}"
+    return text

@@ -1,0 +1,152 @@
+"""Writing an ingest's rows into the lake as Parquet, in bulk, through DuckDB."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+import duckdb
+
+from kindex_olap.flatten import DIGEST_COLUMNS, ROW_BUILDERS
+from kindex_olap.sqlfiles import read_sql, statements
+
+if TYPE_CHECKING:
+    from kindex_olap.etl import IngestReport, Reject
+    from kindex_olap.lake import Transaction
+
+PARTITION_COLUMNS = ["source", "year"]
+
+
+class BatchWriter:
+    """An in-memory DuckDB holding the lake's table shapes; each batch is flushed to Parquet."""
+
+    def __init__(self, tx: Transaction) -> None:
+        self.tx = tx
+        self.con = duckdb.connect()
+        self.con.execute(read_sql("tables.sql")).fetchall()
+        self.ingested_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+        self.runs_files = tx.base.files("runs")
+        self.batches = 0
+
+    def ingested_files(self) -> tuple[dict[str, tuple[int, int]], set[str]]:
+        """Files already ingested: path -> (size, mtime_ns), and the set of their content hashes."""
+        self.con.execute(
+            "SET VARIABLE files = ?", [self.tx.base.files("ingested_files")]
+        ).fetchall()
+        rows = self.con.execute(
+            "SELECT path, size, mtime_ns, sha256 FROM read_parquet(getvariable('files'))"
+        ).fetchall()
+        return {path: (size, mtime) for path, size, mtime, _ in rows}, {row[3] for row in rows}
+
+    def write_runs(self, lines: list[bytes]) -> tuple[int, int]:
+        """Flatten staged NDJSON lines into runs and measurements files; return (added, staged)."""
+        self.batches += 1
+        staging = self.tx.staging / f"batch-{self.batches:05d}.ndjson"
+        staging.write_bytes(b"\n".join(lines) + b"\n")
+        self.con.execute("SET VARIABLE staging_files = ?", [[str(staging)]]).fetchall()
+        self.con.execute("SET VARIABLE runs_files = ?", [self.runs_files]).fetchall()
+        self.con.execute("SET VARIABLE ingested_at = ?", [self.ingested_at]).fetchall()
+        for statement in statements("ingest.sql"):
+            self.con.execute(statement).fetchall()
+        added = self._count("runs")
+        if added:
+            new_runs = self._write_partitioned("runs")
+            self.runs_files = self.runs_files + [str(p) for p in new_runs]
+            self._write_partitioned("measurements")
+        self.con.execute(
+            "DELETE FROM runs; DELETE FROM measurements; DROP TABLE staged; DROP TABLE fresh"
+        ).fetchall()
+        staging.unlink()
+        return added, len(lines)
+
+    def write_dimensions(
+        self, documents: dict[str, dict[str, dict[str, Any]]], report: IngestReport
+    ) -> None:
+        """Add dimension rows whose digest the lake does not hold yet, one file per table."""
+        for table, by_digest in documents.items():
+            key = DIGEST_COLUMNS[table]
+            self.con.execute("SET VARIABLE files = ?", [self.tx.base.files(table)]).fetchall()
+            self.con.execute("SET VARIABLE digests = ?", [list(by_digest)]).fetchall()
+            known = {
+                row[0]
+                for row in self.con.execute(
+                    f"SELECT {key} FROM read_parquet(getvariable('files')) "
+                    f"WHERE list_contains(getvariable('digests'), {key})"
+                ).fetchall()
+            }
+            build = ROW_BUILDERS[table]
+            rows = [build(d, doc) for d, doc in by_digest.items() if d not in known]
+            if rows:
+                self._insert(table, rows)
+                self._write_single(table)
+                report.dimensions_added += len(rows)
+
+    def write_rejects(self, rejects: list[Reject]) -> None:
+        if not rejects:
+            return
+        rows = [
+            {
+                "source_file": r.source_file,
+                "line": r.line,
+                "reason": r.reason,
+                "text": r.text.decode("utf-8", errors="replace"),
+                "rejected_at": self.ingested_at,
+            }
+            for r in rejects
+        ]
+        self._insert("rejects", rows)
+        self._write_single("rejects")
+
+    def write_files(self, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        for row in rows:
+            row["ingested_at"] = self.ingested_at
+        self._insert("ingested_files", rows)
+        self._write_single("ingested_files")
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _count(self, table: str) -> int:
+        rows = self.con.execute(f"SELECT count(*) FROM {table}").fetchall()
+        return int(rows[0][0])
+
+    def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
+        import pyarrow as pa
+
+        schema = self.con.table(table).arrow().schema
+        for row in rows:  # map columns take (key, value) pairs
+            for name in row:
+                if isinstance(row[name], dict):
+                    row[name] = list(row[name].items())
+        arrow_rows = pa.Table.from_pylist(rows, schema=schema)
+        self.con.register("incoming", arrow_rows)
+        self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming").fetchall()
+        self.con.unregister("incoming")
+
+    def _write_single(self, table: str) -> None:
+        path = self.tx.new_file_name(table)
+        self.con.table(table).write_parquet(str(path), compression="zstd")
+        self.tx.add(table, path)
+        self.con.execute(f"DELETE FROM {table}").fetchall()
+
+    def _write_partitioned(self, table: str) -> list[Path]:
+        out = self.tx.staging / f"{table}-{self.batches:05d}"
+        self.con.table(table).write_parquet(
+            str(out),
+            compression="zstd",
+            partition_by=PARTITION_COLUMNS,
+            write_partition_columns=True,
+        )
+        written = []
+        for path in sorted(out.rglob("*.parquet")):
+            parts = path.relative_to(out).parts[:-1]
+            partition = dict(unquote(p).split("=", 1) for p in parts)
+            final = self.tx.new_file_name(table, partition)
+            os.replace(path, final)
+            self.tx.add(table, final)
+            written.append(final)
+        return written

@@ -1,0 +1,160 @@
+-- The lake's tables. Ingest inserts into these (so every Parquet file has exactly these types),
+-- and a new lake writes one empty file per table so views work before the first ingest.
+
+CREATE TABLE runs (
+    run_id                VARCHAR NOT NULL,  -- sha256 of the canonical {apiVersion, kind, spec} of the run
+    name                  VARCHAR,
+    title                 VARCHAR,
+    display_name          VARCHAR,
+    status                VARCHAR,
+    observed_at           TIMESTAMP,         -- UTC
+    protocol_digest       VARCHAR,
+    workload_digest       VARCHAR,
+    environment_digest    VARCHAR,
+    implementation_digest VARCHAR,
+    source                VARCHAR,
+    benchmark             VARCHAR,
+    external_id           VARCHAR,
+    labels                MAP(VARCHAR, VARCHAR),
+    version               VARCHAR,           -- labels.version, else labels.<anything>_version
+    kernel                VARCHAR,
+    pass                  VARCHAR,
+    provider              VARCHAR,
+    metric                VARCHAR,           -- the primary measurement
+    statistic             VARCHAR,
+    unit                  VARCHAR,
+    value                 DOUBLE,
+    latency_median_ns     DOUBLE,
+    latency_p20_ns        DOUBLE,
+    latency_p80_ns        DOUBLE,
+    latency_mean_ns       DOUBLE,
+    source_file           VARCHAR,
+    source_line           BIGINT,
+    ingested_at           TIMESTAMP,
+    year                  INTEGER            -- partition: year of observed_at
+);
+
+CREATE TABLE measurements (
+    run_id       VARCHAR NOT NULL,
+    metric       VARCHAR,
+    statistic    VARCHAR,
+    unit         VARCHAR,
+    value        DOUBLE,
+    sample_count BIGINT,
+    origin       VARCHAR,  -- 'timing' (run.spec.timing) or 'measurements' (run.spec.measurements)
+    source       VARCHAR,  -- partition, as in runs
+    year         INTEGER
+);
+
+CREATE TABLE environments (
+    environment_digest VARCHAR NOT NULL,
+    name               VARCHAR,
+    title              VARCHAR,
+    vendor             VARCHAR,
+    product            VARCHAR,
+    form_factor        VARCHAR,
+    architecture       VARCHAR,
+    memory_bytes       BIGINT,
+    gpu_count          BIGINT,
+    interconnect       VARCHAR,
+    operating_system   VARCHAR,
+    os_kernel          VARCHAR,
+    driver             VARCHAR,
+    cuda_toolkit       VARCHAR,
+    compiler           VARCHAR,
+    framework_name     VARCHAR,
+    framework_version  VARCHAR,
+    libraries          MAP(VARCHAR, VARCHAR),
+    clocks_locked      BOOLEAN,
+    power_limit_watts  DOUBLE,
+    persistence_mode   BOOLEAN,
+    ecc_enabled        BOOLEAN,
+    environment_variables MAP(VARCHAR, VARCHAR),
+    image_digest       VARCHAR,
+    spec_json          VARCHAR
+);
+
+CREATE TABLE protocols (
+    protocol_digest      VARCHAR NOT NULL,
+    name                 VARCHAR,
+    title                VARCHAR,
+    harness_name         VARCHAR,
+    harness_version      VARCHAR,
+    harness_repository   VARCHAR,
+    harness_commit       VARCHAR,
+    timer                VARCHAR,
+    primary_statistic    VARCHAR,
+    synchronization      VARCHAR,
+    compile_included     BOOLEAN,
+    setup_included       BOOLEAN,
+    warmup_iterations    BIGINT,
+    warmup_duration      VARCHAR,
+    measured_iterations  BIGINT,
+    samples              BIGINT,
+    input_regeneration   VARCHAR,
+    outlier_policy       VARCHAR,
+    correctness_reference  VARCHAR,
+    correctness_comparator VARCHAR,
+    clocks_locked        BOOLEAN,
+    power_limit_watts    DOUBLE,
+    persistence_mode     BOOLEAN,
+    comparability_family VARCHAR,
+    comparability_notes  VARCHAR,
+    spec_json            VARCHAR
+);
+
+CREATE TABLE workloads (
+    workload_digest       VARCHAR NOT NULL,
+    name                  VARCHAR,
+    title                 VARCHAR,
+    operation             VARCHAR,  -- labels.operation, else the OperationSpec's name
+    operation_spec_digest VARCHAR,
+    dtype                 VARCHAR,  -- labels.dtype, else the single dtype of the tensors
+    shape                 VARCHAR,  -- labels.shape: a human label such as batch16-seq1024-vocab128256-bf16
+    axes                  MAP(VARCHAR, DOUBLE),  -- numeric axes of spec.axes
+    axes_json             VARCHAR,  -- spec.axes as JSON (all values)
+    labels                MAP(VARCHAR, VARCHAR),
+    spec_json             VARCHAR
+);
+
+CREATE TABLE implementations (
+    implementation_digest VARCHAR NOT NULL,
+    name                  VARCHAR,
+    title                 VARCHAR,
+    provider              VARCHAR,  -- labels.provider (e.g. liger, torch)
+    display_name          VARCHAR,  -- labels.display, else the title
+    operation             VARCHAR,
+    operation_spec_digest VARCHAR,
+    language              VARCHAR,
+    repository            VARCHAR,
+    version               VARCHAR,
+    labels                MAP(VARCHAR, VARCHAR),
+    spec_json             VARCHAR
+);
+
+CREATE TABLE operations (
+    operation_spec_digest VARCHAR NOT NULL,
+    name                  VARCHAR,
+    title                 VARCHAR,
+    family                VARCHAR,
+    labels                MAP(VARCHAR, VARCHAR),
+    spec_json             VARCHAR
+);
+
+CREATE TABLE rejects (
+    source_file VARCHAR,
+    line        BIGINT,   -- 1-based line of a JSONL document; NULL for whole-file documents
+    reason      VARCHAR,
+    text        VARCHAR,  -- the document as read, cut to its first MiB
+    rejected_at TIMESTAMP
+);
+
+CREATE TABLE ingested_files (
+    path        VARCHAR,
+    size        BIGINT,
+    mtime_ns    BIGINT,
+    sha256      VARCHAR,
+    documents   BIGINT,
+    rejected    BIGINT,
+    ingested_at TIMESTAMP
+);

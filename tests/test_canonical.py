@@ -1,0 +1,120 @@
+"""kindex's canonical JSON must equal the reference RFC 8785 implementation on every input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import rfc8785
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kindex_olap.canonical import (
+    CanonicalizationError,
+    canonical_json,
+    document_digest,
+    format_number,
+)
+
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**54), max_value=2**54)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(json_values)
+def test_matches_reference_implementation(value: object) -> None:
+    try:
+        expected = rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError:
+        with pytest.raises(CanonicalizationError):
+            canonical_json(value)
+        return
+    assert canonical_json(value) == expected
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_number_formatting_matches_ecmascript(value: float) -> None:
+    assert format_number(value).encode() == rfc8785.dumps(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (162.0, "162"),
+        (-0.0, "0"),
+        (1e21, "1e+21"),
+        (1e20, "100000000000000000000"),
+        (1e-7, "1e-7"),
+        (0.000001, "0.000001"),
+        (2.0**60, "1152921504606847000"),
+        (2.0**53, "9007199254740992"),
+        (5e-324, "5e-324"),
+        (123.456, "123.456"),
+    ],
+)
+def test_ecmascript_number_examples(value: float, text: str) -> None:
+    assert format_number(value) == text
+    assert canonical_json(value) == text.encode()
+
+
+def test_utf16_key_order_and_escapes() -> None:
+    # U+1F600 sorts before U+FB01 in UTF-16 (surrogate 0xD83D < 0xFB01) but after it by code point.
+    value = {"\ufb01": 1, "\U0001f600": 2, "a\x1f\u2028": "é\x7f"}
+    assert canonical_json(value) == rfc8785.dumps(value)
+
+
+def test_rejects_non_finite_numbers() -> None:
+    with pytest.raises(CanonicalizationError):
+        canonical_json({"x": float("nan")})
+
+
+def test_seed_digests_recompute() -> None:
+    """The seeds' protocol and environment digests are RFC 8785 digests of {apiVersion, kind, spec}."""
+    from pathlib import Path
+
+    for path in sorted((Path(__file__).parents[1] / "data" / "raw").glob("*.txt")):
+        bundle = json.loads(path.read_text().split("\n", 2)[2])
+        spec = bundle["run"]["spec"]
+        assert document_digest(bundle["protocol"]) == spec["protocolDigest"], path.name
+        assert document_digest(bundle["environment"]) == spec["environmentDigest"], path.name
+
+
+@settings(max_examples=600, deadline=None)
+@given(json_values)
+def test_trusted_fast_path_matches_reference(value: object) -> None:
+    from kindex_olap.canonical import canonical_json_trusted
+
+    try:
+        expected = rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError:
+        return
+    assert canonical_json_trusted(value) == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"a": 162.0}, [1e-7, 2.5e20], {"k": 123456789012345678}, {"\ue000": 1, "\U0001f600": 2}],
+)
+def test_trusted_fast_path_falls_back_on_suspect_tokens(value: object) -> None:
+    from kindex_olap.canonical import canonical_json_trusted
+
+    try:
+        expected = rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError:
+        with pytest.raises(CanonicalizationError):
+            canonical_json_trusted(value)
+        return
+    assert canonical_json_trusted(value) == expected
