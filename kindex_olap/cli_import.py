@@ -18,12 +18,17 @@ import_app = typer.Typer(
 DEFAULT_RAW = Path("data/raw/liger")
 
 
+@import_app.callback()
+def _group() -> None:
+    """Import external benchmark results as KernelIndex bundles (then ingest them)."""
+
+
 @import_app.command("liger")
 def liger(
     csv_path_or_url: Annotated[
         str | None,
         typer.Argument(
-            metavar="[CSV_PATH_OR_URL]",
+            metavar="CSV_PATH_OR_URL",
             help="Liger's all_benchmark_data*.csv (file, folder or http(s) URL); "
             "default: the CSVs in the newest liger-kernel sdist on the package index.",
         ),
@@ -62,7 +67,7 @@ def liger(
         if report is not None:
             typer.echo(f"skipped rows listed in {report}")
         if not no_ingest:
-            from kindex_olap import ingest  # type: ignore[attr-defined]
+            from kindex_olap import ingest
 
             typer.echo(str(ingest([raw], lake)))
     except KindexError as exc:

@@ -84,9 +84,11 @@ def is_number(value: object) -> bool:
 
 def pos_int(value: object) -> int | None:
     """A positive integral JSON number as int, else None (KernelIndex's `int`)."""
-    if not is_number(value) or not math.isfinite(value) or value <= 0:  # type: ignore[operator, arg-type]
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return int(value) if float(value).is_integer() else None  # type: ignore[arg-type]
+    if not math.isfinite(value) or value <= 0 or not float(value).is_integer():
+        return None
+    return int(value)
 
 
 def dtype_of(value: object) -> str | None:
@@ -96,9 +98,9 @@ def dtype_of(value: object) -> str | None:
 
 def pos_float(value: object) -> float | int | None:
     """A positive finite JSON number (KernelIndex's `eps`), else None."""
-    if is_number(value) and math.isfinite(value) and value > 0:  # type: ignore[arg-type, operator]
-        return value  # type: ignore[return-value]
-    return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value if math.isfinite(value) and value > 0 else None
 
 
 def num_equals(value: object, expected: float) -> bool:
@@ -303,6 +305,8 @@ def bind_kto(x: int, x_name: str, cfg: Config) -> Binding | None:
     """kto_loss: preference config plus bias=true and a numeric beta scalar."""
     bound = bind_preference(x, x_name, cfg)
     beta = cfg.get("beta")
+    if not isinstance(beta, int | float):
+        return None
     if not bound or cfg.get("bias") is not True or not is_number(beta):
         return None
     return Binding(bound.axes, bound.dtype, {"beta": beta})
@@ -312,6 +316,8 @@ def bind_distill(x: int, x_name: str, cfg: Config) -> Binding | None:
     """distill_*_loss: {H, V, dtype, bias=false, weights}, tokens (BT) swept, even H."""
     hidden, vocab, dtype = pos_int(cfg.get("H")), pos_int(cfg.get("V")), dtype_of(cfg.get("dtype"))
     hard, soft = cfg.get("weight_hard_loss"), cfg.get("weight_soft_loss")
+    if not isinstance(hard, int | float) or not isinstance(soft, int | float):
+        return None
     if not hidden or not vocab or not dtype or x_name != "BT":
         return None
     if cfg.get("bias") is not False or hidden % 2 != 0:
@@ -524,14 +530,14 @@ _LIGER = {"language": "triton", "declared": "BSD-2-Clause", "concluded": "BSD-2-
 
 #: Providers KernelIndex curates (their ImplementationRevision spec is digested as built here).
 PROVIDERS: dict[str, Provider] = {
-    "liger": Provider("Liger", **_LIGER),  # type: ignore[arg-type]
-    "liger_fused_add_rms_norm": Provider("Liger fused", **_LIGER),  # type: ignore[arg-type]
-    "liger_rms_norm": Provider("Liger unfused", **_LIGER),  # type: ignore[arg-type]
+    "liger": Provider("Liger", **_LIGER),
+    "liger_fused_add_rms_norm": Provider("Liger fused", **_LIGER),
+    "liger_rms_norm": Provider("Liger unfused", **_LIGER),
     "huggingface": Provider("Transformers", "python", "Apache-2.0"),
     "torch": Provider("PyTorch", "python", "BSD-3-Clause"),
     "torch_compile": Provider("torch.compile", "python", "BSD-3-Clause"),
-    "liger_in_place": Provider("Liger in-place", **_LIGER),  # type: ignore[arg-type]
-    "liger_tiled": Provider("Liger tiled", **_LIGER),  # type: ignore[arg-type]
+    "liger_in_place": Provider("Liger in-place", **_LIGER),
+    "liger_tiled": Provider("Liger tiled", **_LIGER),
     "megatron": Provider("Megatron", "python", "BSD-3-Clause"),
     "megatron-fused": Provider("Megatron fused", "python", "BSD-3-Clause"),
     "megatron-unfused": Provider("Megatron unfused", "python", "BSD-3-Clause"),
