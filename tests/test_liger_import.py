@@ -355,4 +355,7 @@ def test_history_import_and_ingest_end_to_end(tmp_path: Path) -> None:
     elapsed = time.perf_counter() - started
     assert report.runs == 7898
     assert elapsed < 30, f"import + ingest took {elapsed:.1f}s"
-    assert result is not None
+    assert (result.runs_added, result.rejected) == (7898, 0)
+    again = L.import_liger(str(HISTORY), raw_dir=tmp_path / "raw")
+    assert again.files_written == 0
+    assert ingest([tmp_path / "raw"], tmp_path / "lake").runs_added == 0

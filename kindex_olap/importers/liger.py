@@ -289,7 +289,8 @@ def protocol(mode: str, metric: str) -> Doc:
     if metric == "memory":
         spec = {
             "harness": harness,
-            "measurement": {"metric": "memory", "unit": "bytes", "primaryStatistic": "median"},
+            # no timer: the probe is torch.cuda.max_memory_allocated (metric memory, bytes)
+            "measurement": {"timer": "max_memory_allocated", "primaryStatistic": "median"},
             "comparability": {
                 "family": "liger_kernel_bench_memory",
                 "notes": R.PROTOCOL_NOTES_MEMORY.format(what=what),
