@@ -600,6 +600,7 @@ EXTRA_HARDWARE: dict[str, dict[str, str]] = {
     "NVIDIA H100 NVL": _hw("nvidia", "NVIDIA H100", "sm_90", "NVL"),
     "NVIDIA H200": _hw("nvidia", "NVIDIA H200", "sm_90"),
     "NVIDIA B300 SXM6 AC": _hw("nvidia", "NVIDIA B300", "sm_103", "SXM6 AC"),
+    "NVIDIA B300 SXM6 PC": _hw("nvidia", "NVIDIA B300", "sm_103", "SXM6 PC"),
     "NVIDIA L40S": _hw("nvidia", "NVIDIA L40S", "sm_89"),
     "NVIDIA RTX A5500": _hw("nvidia", "NVIDIA RTX A5500", "sm_86"),
     "NVIDIA GeForce RTX 5060 Ti": _hw("nvidia", "NVIDIA GeForce RTX 5060 Ti", "sm_120"),
