@@ -39,9 +39,11 @@ def fail(error: KindexError) -> typer.Exit:
 
 
 def _register_subcommands() -> None:
+    from kindex_olap import cli_query
     from kindex_olap.cli_import import import_app
 
     app.add_typer(import_app, name="import")
+    cli_query.register(app)
 
 
 @app.command()

@@ -1,0 +1,91 @@
+"""`kindex query` (the shorthand) and `kindex sql` (read-only SQL over the views).
+
+Both print data on stdout in the chosen format and diagnostics on stderr; no rows is success.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from kindex_olap.cli import LakeOption, fail
+from kindex_olap.errors import KindexError
+from kindex_olap.output import Format
+
+FormatOption = Annotated[
+    Format, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
+]
+ShowSqlOption = Annotated[
+    bool, typer.Option("--show-sql", help="Print the SQL and its parameters on stderr.")
+]
+
+
+def query(
+    text: Annotated[str, typer.Argument(help="Shorthand, e.g. 'speedup jsd b200'.")],
+    lake: LakeOption = None,
+    fmt: FormatOption = Format.table,
+    version: Annotated[
+        str | None, typer.Option("--version", help="Pair only runs labelled with this version.")
+    ] = None,
+    all_pairs: Annotated[
+        bool, typer.Option("--all", help="Every same-version pair, not only the newest runs.")
+    ] = False,
+    show_sql: ShowSqlOption = False,
+) -> None:
+    """Answer a shorthand question: `kindex query "speedup jsd b200" --format markdown`.
+
+    A verb (speedup, summary, latency, memory, runs, gpus, kernels), then filters in any
+    order: kernel (jsd, kl_div/kldiv, ce, grpo, a family such as rmsnorm, or a unique prefix),
+    GPU (b200, h100, h100-pcie, a100, 4090, sm_90), pass (forward/fwd, backward/bwd, full),
+    `A vs B` (candidate vs baseline; default liger vs each cell's reference: torch, else
+    huggingface, ...), shape filters (vocab=128256, tokens>=4096, dtype=bf16).
+    """
+    from kindex_olap.query import Options, run_query
+
+    try:
+        result = run_query(text, lake, Options(version=version, all_pairs=all_pairs))
+    except KindexError as e:
+        raise fail(e) from e
+    _emit(result, fmt, show_sql)
+
+
+def sql(
+    statement: Annotated[str, typer.Argument(metavar="SQL", help="A SELECT over the views.")],
+    lake: LakeOption = None,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Run read-only SQL over the views: `kindex sql "SELECT * FROM speedup_summary LIMIT 5"`.
+
+    Views: runs, measurements, environments, protocols, workloads, implementations, operations,
+    observations, latency, comparable_pairs, speedups, memory_ratios, speedup_summary.
+    Only SELECT and EXPLAIN run; files outside the lake cannot be read.
+    """
+    from kindex_olap.query import run_sql
+
+    try:
+        result = run_sql(statement, lake)
+    except KindexError as e:
+        raise fail(e) from e
+    _emit(result, fmt, False)
+
+
+def _emit(result: object, fmt: Format, show_sql: bool) -> None:
+    from kindex_olap.output import write
+    from kindex_olap.query import QueryResult
+
+    assert isinstance(result, QueryResult)
+    if show_sql:
+        typer.echo(result.sql, err=True)
+        typer.echo(f"-- parameters: {list(result.params)!r}", err=True)
+    write(result.columns, result.rows, fmt, sys.stdout)
+    for note in result.diagnostics:
+        typer.echo(note, err=True)
+    typer.echo(f"{len(result.rows)} row(s)", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `query` and `sql` to the kindex app."""
+    app.command("query")(query)
+    app.command("sql")(sql)

@@ -1,0 +1,104 @@
+"""DuckDB connections with kindex's views defined over the lake's committed snapshot.
+
+Views read their Parquet files through DuckDB variables (`<table>_files`) set from the snapshot,
+so no path is ever pasted into SQL in a live connection. For a persisted database or the DuckDB
+CLI, `init_sql()` renders the same views with quoted literal paths instead.
+
+This module must not import typer, rich, polars or pyarrow (tests/test_import_hygiene).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import duckdb
+
+from kindex_olap.errors import QueryError
+from kindex_olap.lake import TABLES, Lake, Snapshot, resolve_lake
+from kindex_olap.sqlfiles import read_sql, statements
+
+VIEWS_FILE = "views.sql"
+_VARIABLE = re.compile(r"getvariable\('([a-z_]+)_files'\)")
+
+
+def file_variable(table: str) -> str:
+    """Name of the DuckDB variable holding `table`'s file list."""
+    return f"{table}_files"
+
+
+def quote_literal(value: str) -> str:
+    """A SQL string literal for `value`: the one place kindex quotes a value into SQL text."""
+    if "\x00" in value:
+        raise QueryError("a NUL character cannot appear in a SQL literal")
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _list_literal(values: list[str]) -> str:
+    return "[" + ", ".join(quote_literal(v) for v in values) + "]"
+
+
+def snapshot_of(lake: str | os.PathLike[str] | None) -> Snapshot:
+    """The committed snapshot of the lake chosen by --lake / $KINDEX_LAKE / ./data/parquet."""
+    root, _ = resolve_lake(lake)
+    return Lake(root).snapshot()
+
+
+def define_views(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
+    """Set the *_files variables from `snapshot` and create every view of sql/views.sql."""
+    for table in TABLES:
+        sql = f"SET VARIABLE {file_variable(table)} = ?"  # identifier from the fixed TABLES list
+        con.execute(sql, [snapshot.files(table)]).fetchall()
+    for statement in statements(VIEWS_FILE):
+        con.execute(statement).fetchall()
+
+
+def lock_down(con: duckdb.DuckDBPyConnection, lake_root: Path) -> None:
+    """Forbid file access outside the lake and any later change of that setting.
+
+    Run after the views exist: they keep reading the lake's files, while read_csv('/etc/...'),
+    ATTACH, INSTALL and LOAD fail. COPY into the lake itself is still possible at this level;
+    `kindex sql` also refuses every statement that is not a query (see query.run_sql).
+    """
+    con.execute("SET allowed_directories = ?", [[str(lake_root) + os.sep]]).fetchall()
+    con.execute("SET enable_external_access = false").fetchall()
+    con.execute("SET autoinstall_known_extensions = false").fetchall()
+    con.execute("SET autoload_known_extensions = false").fetchall()
+    con.execute("SET lock_configuration = true").fetchall()
+
+
+def connect(
+    lake: str | os.PathLike[str] | None = None, *, read_only: bool = True
+) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with all views over the lake's committed snapshot.
+
+    read_only=True also locks the connection down: no file access outside the lake, no
+    extensions, no configuration changes.
+    """
+    snapshot = snapshot_of(lake)
+    con = duckdb.connect(":memory:")
+    try:
+        define_views(con, snapshot)
+        if read_only:
+            lock_down(con, snapshot.lake)
+    except duckdb.Error as e:
+        con.close()
+        raise QueryError(f"cannot open the lake's views: {e}") from e
+    return con
+
+
+def init_sql(lake: str | os.PathLike[str] | None = None, literal_paths: bool = True) -> str:
+    """The view definitions as one SQL script for the DuckDB CLI or a persisted .duckdb file.
+
+    literal_paths=True writes each table's file list as a quoted literal into the views (they
+    survive reopening the file); False keeps getvariable() and prepends SET VARIABLE statements.
+    """
+    snapshot = snapshot_of(lake)
+    body = read_sql(VIEWS_FILE)
+    if literal_paths:
+        return _VARIABLE.sub(lambda m: _list_literal(snapshot.files(m.group(1))), body)
+    sets = [
+        f"SET VARIABLE {file_variable(t)} = {_list_literal(snapshot.files(t))};" for t in TABLES
+    ]
+    return "\n".join(sets) + "\n\n" + body

@@ -1,0 +1,101 @@
+"""Formatting query results: a rich table, CSV, JSON or Markdown, written to a text stream.
+
+Data goes to the stream given (stdout); diagnostics are the caller's business (stderr).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import enum
+import json
+import math
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+
+class Format(enum.StrEnum):
+    """Output formats of `kindex query` and `kindex sql`."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+    markdown = "markdown"
+
+
+def plain(value: Any) -> Any:
+    """A JSON-ready value: timestamps as ISO 8601, NaN/inf as null, other objects as text."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return str(value)
+
+
+def cell(value: Any) -> str:
+    """A short human spelling for tables: floats to 4 significant digits, NULL as empty."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, dt.datetime):
+        return value.strftime("%Y-%m-%d %H:%M")
+    return str(value)
+
+
+def write(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format, out: TextIO) -> None:
+    """Write `rows` to `out` in format `fmt`."""
+    {
+        Format.table: _table,
+        Format.csv: _csv,
+        Format.json: _json,
+        Format.markdown: _markdown,
+    }[fmt](columns, rows, out)
+
+
+def _csv(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if v is None else _csv_value(v) for v in row])
+
+
+def _csv_value(value: Any) -> Any:
+    plain_value = plain(value)
+    if isinstance(plain_value, dict | list):
+        return json.dumps(plain_value, sort_keys=True)
+    return plain_value
+
+
+def _json(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
+    records = [dict(zip(columns, (plain(v) for v in row), strict=True)) for row in rows]
+    out.write(json.dumps(records, indent=2, ensure_ascii=False) + "\n")
+
+
+def _markdown(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
+    def line(values: Sequence[str]) -> str:
+        return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |\n"
+
+    out.write(line(list(columns)))
+    out.write("|" + "|".join("---" for _ in columns) + "|\n")
+    for row in rows:
+        out.write(line([cell(v) for v in row]))
+
+
+def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_lines=False, header_style="bold")
+    for name in columns:
+        table.add_column(name, no_wrap=True)
+    for row in rows:
+        table.add_row(*(cell(v) for v in row))
+    # wide enough never to fold a cell: pipe through `less -S` for long rows
+    Console(file=out, width=4000, soft_wrap=False, color_system=None).print(table)

@@ -1,0 +1,435 @@
+"""Compile shorthand queries to parameterized SQL over the views, run them, explain empty results.
+
+User text never reaches SQL text: every value is a bound `?` parameter, and every identifier
+comes from the fixed tables below (`VERB_SQL`, `_FILTER_COLUMNS`, `OPERATORS`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from kindex_olap.engine import connect
+from kindex_olap.errors import QueryError
+from kindex_olap.shorthand import OPERATORS, Gpu, Query, ShapeFilter, Vocabulary, parse
+
+DEFAULT_CANDIDATE = "liger"
+PAIR_VERBS = ("speedup", "summary", "memory")
+
+
+@dataclass(frozen=True)
+class VerbSql:
+    """The fixed SQL skeleton of one verb: its view, select list, grouping and order."""
+
+    view: str
+    select: str
+    order: str
+    group: str = ""
+
+
+_SPEEDUP = VerbSql(
+    view="speedups",
+    select="""kernel, pass, gpu, form_factor, environment, shape, candidate, baseline,
+    speedup, speedup_lo, speedup_hi, verdict,
+    candidate_ns / 1e6 AS candidate_ms, baseline_ns / 1e6 AS baseline_ms,
+    candidate_version, baseline_version,
+    candidate_observed_at, baseline_observed_at""",
+    order="kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at",
+)
+_MEMORY = VerbSql(
+    view="memory_ratios",
+    select="""kernel, pass, gpu, form_factor, environment, shape, candidate, baseline,
+    memory_ratio, ratio_lo, ratio_hi, verdict,
+    candidate_bytes / 1048576 AS candidate_mib, baseline_bytes / 1048576 AS baseline_mib,
+    candidate_version, baseline_version,
+    candidate_observed_at, baseline_observed_at""",
+    order="kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at",
+)
+_SUMMARY = VerbSql(
+    view="speedups",
+    select="""kernel, pass, gpu, form_factor, environment, baseline, candidate,
+    count(*) AS cases, geomean(speedup) AS geomean_speedup,
+    min(speedup) AS min_speedup, max(speedup) AS max_speedup,
+    avg(CASE WHEN verdict = 'faster' THEN 1.0 ELSE 0.0 END) AS share_faster,
+    count(*) FILTER (WHERE verdict = 'within noise') AS within_noise""",
+    group="kernel, pass, gpu, form_factor, environment, environment_digest, baseline, candidate",
+    order="kernel, pass, gpu, environment, baseline, candidate",
+)
+_LATENCY = VerbSql(
+    view="latency",
+    select="""kernel, pass, gpu, form_factor, environment, shape, provider,
+    median_ns / 1e6 AS median_ms, p20_ns / 1e6 AS p20_ms, p80_ns / 1e6 AS p80_ms,
+    version, observed_at, status""",
+    order="kernel, pass, gpu, environment, shape, provider, observed_at",
+)
+_RUNS = VerbSql(
+    view="observations",
+    select="""run_id, kernel, pass, provider, gpu, form_factor, environment, shape,
+    metric, statistic, value, unit, version, observed_at, status""",
+    order="kernel, pass, gpu, environment, shape, provider, metric, observed_at, run_id",
+)
+_GPUS = VerbSql(
+    view="observations",
+    select="""gpu, form_factor, gpu_arch, environment, count(*) AS runs,
+    count(DISTINCT kernel) AS kernels, min(observed_at) AS first_observed,
+    max(observed_at) AS last_observed""",
+    group="gpu, form_factor, gpu_arch, environment",
+    order="gpu, form_factor, environment",
+)
+_KERNELS = VerbSql(
+    view="observations",
+    select="""kernel, operation_family, count(*) AS runs,
+    string_agg(DISTINCT pass, ', ' ORDER BY pass) AS passes,
+    string_agg(DISTINCT provider, ', ' ORDER BY provider) AS providers,
+    count(DISTINCT environment_digest) AS environments""",
+    group="kernel, operation_family",
+    order="kernel",
+)
+VERB_SQL = {
+    "speedup": _SPEEDUP,
+    "memory": _MEMORY,
+    "summary": _SUMMARY,
+    "latency": _LATENCY,
+    "runs": _RUNS,
+    "gpus": _GPUS,
+    "kernels": _KERNELS,
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    """Pairing options: `version` pins runs labelled with it; `all_pairs` keeps every
+    same-version pair instead of the newest run of each side."""
+
+    version: str | None = None
+    all_pairs: bool = False
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """SQL text (no user text in it) and its bound parameters."""
+
+    sql: str
+    params: tuple[Any, ...]
+
+
+@dataclass
+class QueryResult:
+    """What a query returned: column names, rows, the SQL it ran, and notes for stderr."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    sql: str
+    params: tuple[Any, ...]
+    diagnostics: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Where:
+    clauses: list[str] = field(default_factory=list)
+    params: list[Any] = field(default_factory=list)
+
+    def add(self, clause: str, *params: Any) -> None:
+        self.clauses.append(clause)
+        self.params.extend(params)
+
+    def add_in(self, column: str, values: tuple[str, ...]) -> None:
+        if values:
+            self.add(f"{column} IN ({', '.join('?' for _ in values)})", *values)
+
+
+# -- vocabulary -------------------------------------------------------------------------------
+
+
+def load_vocabulary(con: duckdb.DuckDBPyConnection) -> Vocabulary:
+    """The kernels, families, GPUs, providers and axes the lake holds."""
+    kernels = _column(
+        con,
+        "SELECT DISTINCT kernel FROM (SELECT operation AS kernel FROM workloads "
+        "UNION ALL SELECT kernel FROM runs) WHERE kernel IS NOT NULL ORDER BY kernel",
+    )
+    families = con.execute(
+        "SELECT o.family, list(DISTINCT w.operation ORDER BY w.operation) FROM operations o "
+        "JOIN workloads w USING (operation_spec_digest) WHERE o.family IS NOT NULL "
+        "AND w.operation IS NOT NULL GROUP BY o.family ORDER BY o.family"
+    ).fetchall()
+    gpus = con.execute(
+        "SELECT DISTINCT environment_digest, coalesce(name, environment_digest), "
+        "coalesce(product, ''), form_factor, architecture FROM environments ORDER BY 1"
+    ).fetchall()
+    providers = _column(
+        con,
+        "SELECT DISTINCT p FROM (SELECT provider AS p FROM implementations "
+        "UNION ALL SELECT provider FROM runs) WHERE p IS NOT NULL ORDER BY p",
+    )
+    axes = _column(con, "SELECT DISTINCT unnest(map_keys(axes)) AS a FROM workloads ORDER BY a")
+    return Vocabulary(
+        kernels=tuple(kernels),
+        families={f: tuple(ks) for f, ks in families},
+        gpus=tuple(Gpu(*row) for row in gpus),
+        providers=tuple(providers),
+        axes=tuple(axes),
+    )
+
+
+def _column(con: duckdb.DuckDBPyConnection, sql: str) -> list[Any]:
+    return [row[0] for row in con.execute(sql).fetchall()]
+
+
+# -- compiling --------------------------------------------------------------------------------
+
+
+def compile_query(query: Query, options: Options = Options()) -> Compiled:
+    """Parameterized SQL for `query` over the views."""
+    spec = VERB_SQL[query.verb]
+    where = _filters(query, options)
+    sql = f"SELECT {spec.select}\nFROM {spec.view}"
+    if where.clauses:
+        sql += "\nWHERE " + "\n  AND ".join(where.clauses)
+    if spec.group:
+        sql += f"\nGROUP BY {spec.group}"
+    sql += f"\nORDER BY {spec.order}"
+    return Compiled(sql=sql, params=tuple(where.params))
+
+
+def _filters(query: Query, options: Options) -> _Where:
+    where = _Where()
+    where.add_in("kernel", query.kernels)
+    where.add_in("environment_digest", query.environments)
+    where.add_in("pass", query.passes)
+    for shape in query.shape_filters:
+        _shape_clause(where, shape)
+    if query.verb in PAIR_VERBS:
+        _pair_clauses(where, query, options)
+    else:
+        providers = tuple(p for p in (query.candidate, query.baseline) if p)
+        where.add_in("provider", providers)
+        if options.version is not None:
+            where.add("version = ?", options.version)
+    return where
+
+
+def _shape_clause(where: _Where, shape: ShapeFilter) -> None:
+    op = OPERATORS[OPERATORS.index(shape.op)]  # the whitelisted spelling, never the user's
+    if shape.axis == "dtype":
+        where.add(f"dtype {op} ?", shape.value)
+    elif shape.axis == "shape":
+        where.add(f"shape {op} ?", shape.value)
+    else:
+        where.add(f"axes[?] {op} ?", shape.axis, shape.value)
+
+
+def _pair_clauses(where: _Where, query: Query, options: Options) -> None:
+    where.add("candidate = ?", query.candidate or DEFAULT_CANDIDATE)
+    if query.baseline:
+        where.add("baseline = ?", query.baseline)
+    else:
+        where.add("baseline_is_reference")
+    if options.all_pairs:
+        where.add("pairing = 'same_version'")
+    elif options.version is not None:
+        where.add("pairing = 'same_version'")
+        where.add("latest_in_version")
+    else:
+        where.add("pairing = 'latest'")
+    if options.version is not None:
+        where.add("candidate_version = ?", options.version)
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+def run_query(
+    text: str,
+    lake: str | os.PathLike[str] | None = None,
+    options: Options = Options(),
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> QueryResult:
+    """Parse, compile and run shorthand `text`; explain an empty result in diagnostics."""
+    own = con is None
+    con = con or connect(lake)
+    try:
+        vocab = load_vocabulary(con)
+        query = parse(text, vocab)
+        compiled = compile_query(query, options)
+        result = _execute(con, compiled)
+        result.diagnostics.extend(_notes(query, result, vocab))
+        if not result.rows:
+            result.diagnostics.extend(explain_empty(con, query, options, vocab))
+        return result
+    finally:
+        if own:
+            con.close()
+
+
+def _execute(con: duckdb.DuckDBPyConnection, compiled: Compiled) -> QueryResult:
+    try:
+        cursor = con.execute(compiled.sql, list(compiled.params))
+        rows = cursor.fetchall()
+        columns = [d[0] for d in cursor.description or []]
+    except duckdb.Error as e:
+        raise QueryError(f"query failed: {e}") from e
+    return QueryResult(columns, rows, compiled.sql, compiled.params)
+
+
+def _notes(query: Query, result: QueryResult, vocab: Vocabulary) -> list[str]:
+    """Say which baseline was used when the user did not name one."""
+    if query.verb not in PAIR_VERBS or query.baseline or not result.rows:
+        return []
+    index = result.columns.index("baseline")
+    used = sorted({row[index] for row in result.rows})
+    return [
+        f"baseline: {', '.join(used)} (each cell's reference implementation: torch, else "
+        "huggingface, else the first of sql/views.sql's list); name one with `A vs B`"
+    ]
+
+
+# -- explaining empty results -----------------------------------------------------------------
+
+
+def explain_empty(
+    con: duckdb.DuckDBPyConnection, query: Query, options: Options, vocab: Vocabulary
+) -> list[str]:
+    """Why nothing matched: the filter that emptied the runs, or the missing comparable side."""
+    metric = "memory" if query.verb == "memory" else "latency"
+    steps = _filter_steps(query, metric)
+    where = _Where()
+    for label, clause, params, dimension in steps:
+        before = _Where(list(where.clauses), list(where.params))
+        where.add(clause, *params)
+        if _count(con, where) == 0:
+            return [
+                f"no runs match: the filter {label} left nothing{_held(con, before, dimension)}"
+            ]
+    if query.verb not in PAIR_VERBS:
+        return ["no rows"]
+    return [_no_pairs(con, query, where, options)]
+
+
+_Step = tuple[str, str, tuple[Any, ...], str]
+# what to list when a step empties the result: the values its dimension takes before it
+_GPU_LABEL = "concat_ws(' ', gpu, form_factor)"
+
+
+def _filter_steps(query: Query, metric: str) -> list[_Step]:
+    steps: list[_Step] = [
+        (f"metric {metric}", "metric = ? AND status = 'passed'", (metric,), "metric")
+    ]
+    if query.kernels:
+        label = f"kernel {' '.join(query.kernel_words)}"
+        steps.append((label, _in("kernel", query.kernels), query.kernels, "kernel"))
+    if query.environments:
+        label = f"gpu {' '.join(query.gpu_words)}"
+        clause = _in("environment_digest", query.environments)
+        steps.append((label, clause, query.environments, _GPU_LABEL))
+    if query.passes:
+        label = f"pass {' '.join(query.passes)}"
+        steps.append((label, _in("pass", query.passes), query.passes, "pass"))
+    for shape in query.shape_filters:
+        sub = _Where()
+        _shape_clause(sub, shape)
+        steps.append((f"shape {shape}", sub.clauses[0], tuple(sub.params), "shape"))
+    return steps
+
+
+def _held(con: duckdb.DuckDBPyConnection, before: _Where, dimension: str) -> str:
+    """'; before it the runs have gpu: NVIDIA A100 SXM4-80GB, ...' (at most 12 values)."""
+    sql = f"SELECT DISTINCT {dimension} AS v FROM observations"  # dimension: fixed list above
+    if before.clauses:
+        sql += " WHERE " + " AND ".join(before.clauses)
+    values = [
+        str(r[0]) for r in con.execute(sql + " ORDER BY v LIMIT 13", before.params).fetchall()
+    ]
+    if not values:
+        return ""
+    shown = ", ".join(values[:12]) + (", ..." if len(values) > 12 else "")
+    name = "gpu" if dimension == _GPU_LABEL else dimension
+    return f" (the runs before it have {name}: {shown})"
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join('?' for _ in values)})"
+
+
+def _count(con: duckdb.DuckDBPyConnection, where: _Where) -> int:
+    sql = "SELECT count(*) FROM observations WHERE " + " AND ".join(where.clauses)
+    row = con.execute(sql, where.params).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _no_pairs(con: duckdb.DuckDBPyConnection, query: Query, where: _Where, options: Options) -> str:
+    """'the lake holds a liger jsd backward run on NVIDIA B200 but no comparable baseline'."""
+    sql = (
+        "SELECT provider, kernel, pass, gpu, count(*) FROM observations WHERE "
+        + " AND ".join(where.clauses)
+        + " GROUP BY ALL ORDER BY ALL"
+    )
+    groups = con.execute(sql, where.params).fetchall()
+    candidate = query.candidate or DEFAULT_CANDIDATE
+    held = [g for g in groups if g[0] == candidate]
+    if not held:
+        others = sorted({g[0] for g in groups})
+        return (
+            f"no comparable runs: the matching runs hold no {candidate} implementation "
+            f"(implementations: {', '.join(others)})"
+        )
+    baseline = query.baseline or "baseline"
+    parts = [f"{_count_runs(n)} {p} {k} {ps} on {gpu}" for p, k, ps, gpu, n in held]
+    text = f"no comparable runs: the lake holds {'; '.join(parts)} but no comparable {baseline}"
+    text += " (same kernel, pass, workload, environment and protocol)"
+    if options.version is not None:
+        text += f" labelled version {options.version}"
+    return text
+
+
+def _count_runs(n: int) -> str:
+    return "a" if n == 1 else str(n)
+
+
+# -- read-only SQL ----------------------------------------------------------------------------
+
+_ALLOWED_STATEMENTS = ("SELECT", "EXPLAIN")
+_EXPLAIN_PREFIX = re.compile(r"^\s*explain\s+(analyze\s+)?", re.IGNORECASE)
+
+
+def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """Refuse anything but queries: writes, COPY, ATTACH, INSTALL, LOAD, SET, PRAGMA, CALL."""
+    try:
+        parsed = con.extract_statements(sql)
+    except duckdb.Error as e:
+        raise QueryError(f"SQL does not parse: {e}") from e
+    if not parsed:
+        raise QueryError("no SQL statement given")
+    for statement in parsed:
+        kind = statement.type.name
+        if kind not in _ALLOWED_STATEMENTS:
+            raise QueryError(
+                f"`kindex sql` is read-only: {kind} statements are refused",
+                hint="use SELECT (or EXPLAIN SELECT) over the views: runs, latency, speedups, ...",
+            )
+        if kind == "EXPLAIN":
+            check_read_only(con, _EXPLAIN_PREFIX.sub("", statement.query, count=1))
+
+
+def run_sql(
+    sql: str,
+    lake: str | os.PathLike[str] | None = None,
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> QueryResult:
+    """Run read-only SQL over the views; the result of the last statement is returned."""
+    own = con is None
+    con = con or connect(lake, read_only=True)
+    try:
+        check_read_only(con, sql)
+        result: QueryResult | None = None
+        for statement in con.extract_statements(sql):
+            result = _execute(con, Compiled(statement.query, ()))
+        assert result is not None
+        return result
+    finally:
+        if own:
+            con.close()
