@@ -10,7 +10,6 @@ are flattened in Python. Everything becomes visible in one atomic snapshot commi
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -18,33 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from kindex_olap import flatten
-from kindex_olap.canonical import CanonicalizationError, document_digest
 from kindex_olap.lake import Lake, Transaction, resolve_lake
-from kindex_olap.sources import KEEP_REJECTED_BYTES, Document, Problem, discover, read_documents
-from kindex_olap.validate import (
-    DIMENSION_KINDS,
-    ValidationError,
-    check_bundle,
-    check_dimension,
-    latency_ns,
-)
+from kindex_olap.sources import Document, Problem, discover, read_documents
+from kindex_olap.stage import ChunkResult, Reject, stage_chunk
 
-BATCH_RUNS = 200_000
+BATCH_RUNS = 50_000  # staged runs handed to DuckDB at a time (bounds memory)
+CHUNK_DOCUMENTS = 2_000  # documents per unit of work for a staging process
+CHUNK_BYTES = 8 * 1024 * 1024
+CHUNK_SEQ_STRIDE = 1 << 20  # sequence numbers (first occurrence wins) stay ordered across chunks
+PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 _IN_MEMORY_FILE_BYTES = 64 * 1024 * 1024
 ProgressFn = Callable[[int, int, int], None]
-
-
-@dataclass
-class Reject:
-    """A document (or file) kept aside, with where it came from and why."""
-
-    source_file: str
-    line: int | None
-    reason: str
-    text: bytes = b""
 
 
 @dataclass
@@ -73,14 +56,6 @@ class IngestReport:
             f"{self.rejected} rejected, {self.dimensions_added} dimension rows added "
             f"in {self.seconds:.2f} s -> {self.lake} [{self.lake_source}], snapshot {self.snapshot}"
         )
-
-
-@dataclass
-class _Batch:
-    """Staged work of the current batch."""
-
-    lines: list[bytes] = field(default_factory=list)
-    dimensions: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
 
 def ingest(
@@ -127,39 +102,74 @@ def _summary(report: IngestReport) -> dict[str, Any]:
 
 
 class _Ingest:
-    """One ingest's state: the transaction, the counters and the batch being staged."""
+    """One ingest's state: the transaction, the counters, the runs staged for DuckDB."""
 
     def __init__(
         self, tx: Transaction, report: IngestReport, verify: bool, progress: ProgressFn | None
     ) -> None:
-        from kindex_olap.writer import BatchWriter
-
         self.tx = tx
         self.report = report
         self.verify = verify
         self.progress = progress
-        self.writer = BatchWriter(tx)
-        self.batch = _Batch()
-        self.seq = 0
-        self.file_rows: list[dict[str, Any]] = []
+        self.dimensions: dict[str, dict[str, dict[str, Any]]] = {}
+        self.file_rows: dict[str, dict[str, Any]] = {}
         self.reject_rows: list[Reject] = []
+        self.staged: list[bytes] = []
 
     def run(self, inputs: list[Path]) -> None:
+        from kindex_olap.writer import BatchWriter
+
         files = list(discover(inputs))
-        known_paths, known_hashes = self.writer.ingested_files()
         self.report.files_seen = len(files)
+        self.writer = BatchWriter(self.tx)
+        known = self.writer.ingested_files()
+        chunks = self._chunks(files, known)
+        workers = _worker_count(files)
+        if workers > 1:
+            self._run_parallel(chunks, workers)
+        else:
+            for number, chunk in enumerate(chunks):
+                self._absorb(stage_chunk(chunk, self.verify, number * CHUNK_SEQ_STRIDE))
+        self._flush()
+        self.writer.finish(self.report)
+        self.writer.write_dimensions(self.dimensions, self.report)
+        self.writer.write_rejects(self.reject_rows)
+        self.writer.write_files(list(self.file_rows.values()))
+
+    def _run_parallel(self, chunks: Iterator[list[Document | Problem]], workers: int) -> None:
+        import multiprocessing
+
+        # spawn, not fork: the parent already runs DuckDB threads.
+        context = multiprocessing.get_context("spawn")
+        with context.Pool(workers) as pool:
+            jobs = (
+                (chunk, self.verify, number * CHUNK_SEQ_STRIDE)
+                for number, chunk in enumerate(chunks)
+            )
+            for result in pool.imap(_stage_job, jobs, chunksize=1):
+                self._absorb(result)
+
+    def _chunks(
+        self, files: list[Path], known: tuple[dict[str, tuple[int, int]], set[str]]
+    ) -> Iterator[list[Document | Problem]]:
+        chunk: list[Document | Problem] = []
+        size = 0
         for number, path in enumerate(files, 1):
-            self._file(path, known_paths, known_hashes)
+            for item in self._read(path, known):
+                chunk.append(item)
+                size += len(item.text)
+                if len(chunk) >= CHUNK_DOCUMENTS or size >= CHUNK_BYTES:
+                    yield chunk
+                    chunk, size = [], 0
             if self.progress is not None:
                 self.progress(number, len(files), self.report.documents)
-        self._flush()
-        self.writer.write_dimensions(self.batch.dimensions, self.report)
-        self.writer.write_rejects(self.reject_rows)
-        self.writer.write_files(self.file_rows)
+        if chunk:
+            yield chunk
 
-    def _file(
-        self, path: Path, known_paths: dict[str, tuple[int, int]], known_hashes: set[str]
-    ) -> None:
+    def _read(
+        self, path: Path, known: tuple[dict[str, tuple[int, int]], set[str]]
+    ) -> Iterator[Document | Problem]:
+        known_paths, known_hashes = known
         absolute = str(path.resolve())
         stat = path.stat()
         if known_paths.get(absolute) == (stat.st_size, stat.st_mtime_ns):
@@ -172,124 +182,53 @@ class _Ingest:
             return
         known_hashes.add(content_hash)
         self.report.files_read += 1
-        before_docs, before_rejects = self.report.documents, self.report.rejected
-        for item in read_documents(path, data):
-            if isinstance(item, Problem):
-                self._reject(Reject(item.path, item.line, item.reason, item.text))
-            else:
-                self._document(item)
-            if len(self.batch.lines) >= BATCH_RUNS:
-                self._flush()
-        self.file_rows.append(
-            {
-                "path": absolute,
-                "size": stat.st_size,
-                "mtime_ns": stat.st_mtime_ns,
-                "sha256": content_hash,
-                "documents": self.report.documents - before_docs,
-                "rejected": self.report.rejected - before_rejects,
-            }
-        )
+        self.file_rows[str(path)] = {
+            "path": absolute,
+            "size": stat.st_size,
+            "mtime_ns": stat.st_mtime_ns,
+            "sha256": content_hash,
+            "documents": 0,
+            "rejected": 0,
+        }
+        yield from read_documents(path, data)
 
-    def _document(self, doc: Document) -> None:
-        self.report.documents += 1
-        try:
-            obj = parse_document(doc.text)
-            if "run" in obj:
-                self._bundle(doc, obj)
-            else:
-                self._dimension(doc, obj)
-        except (ValidationError, CanonicalizationError) as e:
-            self._reject(Reject(doc.path, doc.line, str(e), doc.text))
-
-    def _bundle(self, doc: Document, obj: dict[str, Any]) -> None:
-        bundle = check_bundle(obj)
-        latency = latency_ns(bundle)
-        if self.verify:
-            verify_bundle_digests(obj)
-        self.seq += 1
-        facts = flatten.run_facts(bundle, obj["run"], latency, doc, self.seq)
-        self.batch.lines.append(orjson.dumps({"k": facts, "r": obj["run"]}))
-        dims = self.batch.dimensions
-        spec = bundle.run.spec
-        dims.setdefault("protocols", {}).setdefault(spec.protocolDigest, obj["protocol"])
-        dims.setdefault("environments", {}).setdefault(spec.environmentDigest, obj["environment"])
-
-    def _dimension(self, doc: Document, obj: dict[str, Any]) -> None:
-        check_dimension(obj)
-        table = {
-            "WorkloadCase": "workloads",
-            "ImplementationRevision": "implementations",
-            "OperationSpec": "operations",
-        }[obj["kind"]]
-        self.batch.dimensions.setdefault(table, {}).setdefault(document_digest(obj), obj)
-
-    def _reject(self, reject: Reject) -> None:
-        self.report.rejected += 1
-        reject.text = reject.text[:KEEP_REJECTED_BYTES]
-        self.reject_rows.append(reject)
-        if len(self.report.rejects) < 50:
-            self.report.rejects.append(reject)
+    def _absorb(self, result: ChunkResult) -> None:
+        for path, (documents, rejected) in result.per_file.items():
+            self.report.documents += documents
+            self.report.rejected += rejected
+            row = self.file_rows.get(path)
+            if row is not None:
+                row["documents"] += documents
+                row["rejected"] += rejected
+        for table, by_digest in result.dimensions.items():
+            mine = self.dimensions.setdefault(table, {})
+            for digest, doc in by_digest.items():
+                mine.setdefault(digest, doc)
+        self.reject_rows.extend(result.rejects)
+        room = max(50 - len(self.report.rejects), 0)
+        self.report.rejects.extend(result.rejects[:room])
+        self.staged.extend(result.lines)
+        if len(self.staged) >= BATCH_RUNS:
+            self._flush()
 
     def _flush(self) -> None:
-        if not self.batch.lines:
-            return
-        added, _ = self.writer.write_runs(self.batch.lines)
-        self.report.runs_added += added
-        self.report.duplicates += len(self.batch.lines) - added
-        self.batch.lines = []
+        if self.staged:
+            self.writer.stage(self.staged)
+            self.staged = []
 
 
-def parse_document(text: bytes) -> dict[str, Any]:
-    """Parse one JSON document, refusing what RFC 8259 allows but KernelIndex forbids."""
-    try:
-        obj = orjson.loads(text)
-    except orjson.JSONDecodeError as e:
-        raise ValidationError(f"not valid JSON: {e}") from e
-    if not isinstance(obj, dict):
-        kind = "array" if isinstance(obj, list) else type(obj).__name__
-        raise ValidationError(f"top-level {kind}: expected one JSON object (a bundle)")
-    _check_duplicate_keys(text, obj)
-    if "run" not in obj and obj.get("kind") not in DIMENSION_KINDS:
-        raise ValidationError(
-            "not a bundle: expected an object with run, protocol and environment "
-            f"(or a {', '.join(DIMENSION_KINDS)} document); found keys {sorted(obj)[:8]}"
-        )
-    return obj
+def _stage_job(job: tuple[list[Document | Problem], bool, int]) -> ChunkResult:
+    return stage_chunk(*job)
 
 
-def _check_duplicate_keys(text: bytes, obj: dict[str, Any]) -> None:
-    """Reject an object with a repeated key (JSON parsers silently keep the last one).
-
-    Fast path: if re-serializing the parsed value reproduces the minified input byte for byte,
-    no key was dropped. Otherwise (escapes or number spellings differ) check with the stdlib.
-    """
-    import msgspec
-
-    if msgspec.json.format(text, indent=-1) == orjson.dumps(obj):
-        return
-
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise ValidationError(f"duplicate key {key!r} in a JSON object")
-            seen.add(key)
-        return dict(pairs)
-
-    json.loads(text, object_pairs_hook=no_duplicates)
-
-
-def verify_bundle_digests(obj: dict[str, Any]) -> None:
-    """Recompute the protocol and environment digests and compare them with the run's."""
-    spec = obj["run"]["spec"]
-    for part, key in (("protocol", "protocolDigest"), ("environment", "environmentDigest")):
-        actual = document_digest(obj[part])
-        if actual != spec[key]:
-            raise ValidationError(
-                f"$.run.spec.{key}: {spec[key]} does not match the {part} document "
-                f"(its digest is {actual})"
-            )
+def _worker_count(files: list[Path]) -> int:
+    """One staging process per core for big inputs; inline where start-up would dominate."""
+    total = 0
+    for path in files:
+        total += path.stat().st_size
+        if total >= PARALLEL_MIN_BYTES:
+            return max(1, min(os.cpu_count() or 1, 8))
+    return 1
 
 
 def _sha256(path: Path, data: bytes | None) -> str:

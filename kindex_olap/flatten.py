@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from msgspec import UNSET
 
-from kindex_olap.canonical import fast_digest
+from kindex_olap.canonical import canonical_json, plain_number, sorted_json
 
 if TYPE_CHECKING:
     from kindex_olap.sources import Document
@@ -28,9 +30,7 @@ def run_facts(
     metric, statistic, unit, value = primary_measurement(bundle, latency)
     labels = bundle.run.metadata.labels
     return {
-        "run_id": fast_digest(
-            {"apiVersion": run["apiVersion"], "kind": run["kind"], "spec": run["spec"]}
-        ),
+        "run_id": run_identity(run),
         "seq": seq,
         "src": doc.path,
         "line": doc.line,
@@ -52,19 +52,49 @@ def run_facts(
     }
 
 
+def run_identity(run: dict[str, Any]) -> str:
+    """A run's identity: sha256 of the canonical {apiVersion, kind, spec} of a validated run.
+
+    Validation pins every key to ASCII and every number outside measurement values, metrics
+    and correctness to a safe integer, so only those few numbers decide whether orjson's sorted
+    output already is RFC 8785; otherwise the full canonicalizer runs.
+    """
+    core = {"apiVersion": run["apiVersion"], "kind": run["kind"], "spec": run["spec"]}
+    if all(plain_number(v) for v in _free_numbers(run["spec"])):
+        body = sorted_json(core)
+    else:
+        body = canonical_json(core)
+    return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def _free_numbers(spec: dict[str, Any]) -> Iterator[Any]:
+    """The numbers of a validated run spec that the schema does not pin to safe integers."""
+    for measurement in spec.get("measurements") or ():
+        yield measurement["value"]
+    native = spec.get("sourceNative")
+    if native and native.get("metrics"):
+        yield from native["metrics"].values()
+    correctness = spec.get("correctness")
+    if correctness:
+        yield from (v for k, v in correctness.items() if k != "comparator")
+
+
 def parse_names(benchmark: str | None, external_id: str | None) -> tuple[str | None, ...]:
     """(kernel, pass, provider) from `benchmark` ('jsd/backward') and `externalId`.
 
     KernelIndex's Liger importer writes externalId as benchmark/provider/gpu/shape/time; other
-    sources may not, in which case provider stays unknown here and comes from dimensions.
+    sources may not, in which case provider stays unknown here and comes from dimensions. Only
+    that shape (or a bundle without externalId) says the part after '/' is a pass: a leaderboard
+    export's 'amd-fp8-mm/3' with externalId 'submission/19189' names a problem variant.
     """
     if not benchmark:
         return None, None, None
     kernel, _, rest = benchmark.partition("/")
-    pass_ = rest.split("/")[0] if rest else None
+    liger_shaped = bool(external_id) and external_id.startswith(benchmark + "/")  # type: ignore[union-attr]
+    pass_ = rest.split("/")[0] if rest and (liger_shaped or not external_id) else None
     provider = None
-    if external_id and external_id.startswith(benchmark + "/"):
-        provider = external_id[len(benchmark) + 1 :].split("/")[0] or None
+    if liger_shaped:
+        provider = external_id[len(benchmark) + 1 :].split("/")[0] or None  # type: ignore[index]
     return kernel or None, pass_ or None, provider
 
 

@@ -16,6 +16,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal
 
 import msgspec
+import orjson
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 API_VERSION = "kernelindex.dev/v1alpha1"
@@ -269,18 +270,22 @@ class ExecutionEnvironment(_Strict):
 
 
 class Bundle(_Strict):
+    """A bundle's envelope and run; its protocol and environment are checked (and cached) apart,
+    since thousands of runs share a few of each."""
+
     run: BenchmarkRun
-    protocol: BenchmarkProtocol
-    environment: ExecutionEnvironment
+    protocol: dict[str, Any]
+    environment: dict[str, Any]
     display: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
 
 
-DIMENSION_KINDS = ("WorkloadCase", "ImplementationRevision", "OperationSpec")
+# A WorkloadSuite (KernelIndex exports: a leaderboard problem's suite of cases) is a workload too.
+DIMENSION_KINDS = ("WorkloadCase", "WorkloadSuite", "ImplementationRevision", "OperationSpec")
 
 
 class DimensionDocument(_Strict):
     apiVersion: Literal["kernelindex.dev/v1alpha1"]
-    kind: Literal["WorkloadCase", "ImplementationRevision", "OperationSpec"]
+    kind: Literal["WorkloadCase", "WorkloadSuite", "ImplementationRevision", "OperationSpec"]
     metadata: Metadata
     spec: dict[str, Any]
     display: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
@@ -324,7 +329,26 @@ def check_bundle(obj: Any) -> Bundle:
     except msgspec.ValidationError as e:
         raise ValidationError(_describe(e)) from e
     _check_date(bundle.run.spec.observedAt, "$.run.spec.observedAt")
+    _check_shared(bundle.protocol, BenchmarkProtocol, "$.protocol")
+    _check_shared(bundle.environment, ExecutionEnvironment, "$.environment")
     return bundle
+
+
+_SHARED_OK: set[bytes] = set()
+
+
+def _check_shared(doc: dict[str, Any], kind: type, where: str) -> None:
+    """Validate a protocol or environment document once per distinct content."""
+    key = kind.__name__.encode() + orjson.dumps(doc)
+    if key in _SHARED_OK:
+        return
+    try:
+        msgspec.convert(doc, type=kind, strict=True)
+    except msgspec.ValidationError as e:
+        raise ValidationError(where + _describe(e).removeprefix("$")) from e
+    if len(_SHARED_OK) > 10_000:
+        _SHARED_OK.clear()
+    _SHARED_OK.add(key)
 
 
 def _check_date(timestamp: str, where: str) -> None:
@@ -367,4 +391,4 @@ def _describe(error: msgspec.ValidationError) -> str:
     message, sep, where = text.rpartition(" - at ")
     if sep:
         return f"{where.strip('`')}: {message}"
-    return text
+    return f"$: {text}"

@@ -18,49 +18,65 @@ if TYPE_CHECKING:
     from kindex_olap.lake import Transaction
 
 PARTITION_COLUMNS = ["source", "year"]
+# Sort order inside files: row-group statistics then prune the common filters (docs/layout.md).
+RUNS_ORDER = "kernel, environment_digest, pass, workload_digest, implementation_digest"
+MEASUREMENTS_ORDER = "run_id"
+MEMORY_LIMIT = "768MB"
 
 
 class BatchWriter:
-    """An in-memory DuckDB holding the lake's table shapes; each batch is flushed to Parquet."""
+    """A DuckDB work database holding the lake's table shapes: batches of staged runs go in, and
+    each table leaves as sorted Parquet once. In memory up to MEMORY_LIMIT, then it spills to
+    the transaction's staging folder."""
 
     def __init__(self, tx: Transaction) -> None:
         self.tx = tx
         self.con = duckdb.connect()
-        self.con.execute(read_sql("tables.sql")).fetchall()
+        self._run("SET memory_limit = ?", [MEMORY_LIMIT])
+        self._run("SET temp_directory = ?", [str(tx.staging / "spill")])
+        self._run(read_sql("tables.sql"))
         self.ingested_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-        self.runs_files = tx.base.files("runs")
         self.batches = 0
+        self.staged_runs = 0
+
+    def _run(self, sql: str, params: list[Any] | None = None) -> list[Any]:
+        # DuckDB 2 wants every result consumed before the next statement on a connection.
+        return self.con.execute(sql, params).fetchall()
 
     def ingested_files(self) -> tuple[dict[str, tuple[int, int]], set[str]]:
         """Files already ingested: path -> (size, mtime_ns), and the set of their content hashes."""
-        self.con.execute(
-            "SET VARIABLE files = ?", [self.tx.base.files("ingested_files")]
-        ).fetchall()
-        rows = self.con.execute(
+        self._run("SET VARIABLE files = ?", [self.tx.base.files("ingested_files")])
+        rows = self._run(
             "SELECT path, size, mtime_ns, sha256 FROM read_parquet(getvariable('files'))"
-        ).fetchall()
+        )
         return {path: (size, mtime) for path, size, mtime, _ in rows}, {row[3] for row in rows}
 
-    def write_runs(self, lines: list[bytes]) -> tuple[int, int]:
-        """Flatten staged NDJSON lines into runs and measurements files; return (added, staged)."""
+    def stage(self, lines: list[bytes]) -> None:
+        """Flatten a batch of staged NDJSON lines into the work tables, skipping known runs."""
         self.batches += 1
+        self.staged_runs += len(lines)
         staging = self.tx.staging / f"batch-{self.batches:05d}.ndjson"
-        staging.write_bytes(b"\n".join(lines) + b"\n")
-        self.con.execute("SET VARIABLE staging_files = ?", [[str(staging)]]).fetchall()
-        self.con.execute("SET VARIABLE runs_files = ?", [self.runs_files]).fetchall()
-        self.con.execute("SET VARIABLE ingested_at = ?", [self.ingested_at]).fetchall()
+        with open(staging, "wb") as handle:
+            for line in lines:
+                handle.write(line)
+                handle.write(b"\n")
+        self._run("SET VARIABLE staging_files = ?", [[str(staging)]])
+        self._run("SET VARIABLE runs_files = ?", [self.tx.base.files("runs")])
+        self._run("SET VARIABLE ingested_at = ?", [self.ingested_at])
         for statement in statements("ingest.sql"):
-            self.con.execute(statement).fetchall()
-        added = self._count("runs")
-        if added:
-            new_runs = self._write_partitioned("runs")
-            self.runs_files = self.runs_files + [str(p) for p in new_runs]
-            self._write_partitioned("measurements")
-        self.con.execute(
-            "DELETE FROM runs; DELETE FROM measurements; DROP TABLE staged; DROP TABLE fresh"
-        ).fetchall()
+            self._run(statement)
+        self._run("DROP TABLE staged")
+        self._run("DROP TABLE fresh")
         staging.unlink()
-        return added, len(lines)
+
+    def finish(self, report: IngestReport) -> None:
+        """Write the runs and measurements gathered by every batch: one file per partition."""
+        added = self._count("runs")
+        report.runs_added = added
+        report.duplicates = self.staged_runs - added
+        if added:
+            self._write_partitioned("runs", RUNS_ORDER)
+            self._write_partitioned("measurements", MEASUREMENTS_ORDER)
 
     def write_dimensions(
         self, documents: dict[str, dict[str, dict[str, Any]]], report: IngestReport
@@ -133,9 +149,9 @@ class BatchWriter:
         self.tx.add(table, path)
         self.con.execute(f"DELETE FROM {table}").fetchall()
 
-    def _write_partitioned(self, table: str) -> list[Path]:
-        out = self.tx.staging / f"{table}-{self.batches:05d}"
-        self.con.table(table).write_parquet(
+    def _write_partitioned(self, table: str, order: str) -> list[Path]:
+        out = self.tx.staging / table
+        self.con.sql(f"SELECT * FROM {table} ORDER BY {order}").write_parquet(
             str(out),
             compression="zstd",
             partition_by=PARTITION_COLUMNS,

@@ -1,7 +1,9 @@
--- Flatten one batch of staged runs into the lake's runs and measurements tables.
+-- Flatten one batch of staged runs into the ingest's work tables runs and measurements (written
+-- to Parquet, sorted, once at the end of the ingest).
 -- Inputs (set by kindex_olap.etl): staging_files (NDJSON written by the validator: one line per
 -- valid run, {"k": facts kindex computed, "r": the BenchmarkRun document}) and runs_files (the
--- committed lake's runs, to skip runs already stored). Statements run in order, split on ';'.
+-- committed lake's runs, to skip runs already stored; runs staged by earlier batches of this
+-- ingest are skipped too). Statements run in order, split on ';'.
 
 CREATE OR REPLACE TEMP TABLE staged AS
 SELECT k.*, r.metadata AS meta, r.spec AS spec
@@ -29,7 +31,8 @@ SELECT s.*
 FROM staged AS s
 WHERE NOT EXISTS (
     SELECT 1 FROM read_parquet(getvariable('runs_files')) AS e WHERE e.run_id = s.run_id
-);
+)
+AND NOT EXISTS (SELECT 1 FROM runs AS earlier WHERE earlier.run_id = s.run_id);
 
 INSERT INTO runs BY NAME
 SELECT
@@ -63,8 +66,7 @@ SELECT
     line AS source_line,
     getvariable('ingested_at')::TIMESTAMP AS ingested_at,
     year
-FROM fresh
-ORDER BY kernel, environment_digest, pass, workload_digest, implementation_digest;
+FROM fresh;
 
 INSERT INTO measurements BY NAME
 SELECT run_id, metric, statistic, unit, value, sample_count, origin, source, year
@@ -76,5 +78,4 @@ FROM (
     SELECT run_id, m.metric, m.statistic, m.unit, m.value, m.sampleCount, 'measurements',
            source, year, kernel
     FROM (SELECT run_id, source, year, kernel, unnest(spec.measurements) AS m FROM fresh)
-)
-ORDER BY kernel, run_id;
+);
