@@ -73,3 +73,47 @@ def liger(
     except KindexError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(exc.exit_code) from exc
+
+
+@import_app.command("kernelindex")
+def kernelindex(
+    export: Annotated[
+        str,
+        typer.Argument(
+            metavar="EXPORT",
+            help="A KernelIndex catalog export: .jsonl, .jsonl.zst or .jsonl.gz, path or URL.",
+        ),
+    ],
+    raw: Annotated[
+        Path | None,
+        typer.Option("--raw", help="Folder for the bundles (default: data/raw/kernelindex/NAME)."),
+    ] = None,
+    no_ingest: Annotated[
+        bool, typer.Option("--no-ingest", help="Only write bundles; do not ingest.")
+    ] = False,
+    report: Annotated[
+        Path | None,
+        typer.Option("--report", help="Write every verification finding here (JSON Lines)."),
+    ] = None,
+    lake: Annotated[
+        Path | None,
+        typer.Option("--lake", help="Lake to ingest into (default: the configured lake)."),
+    ] = None,
+) -> None:
+    """Import a KernelIndex catalog export: bundles, dimensions and serving runs, verified.
+
+    Example: kindex import kernelindex catalog-2026-08-16-0022af0b.jsonl.zst --report findings.jsonl
+    """
+    from kindex_olap.errors import KindexError
+    from kindex_olap.importers.kernelindex import import_kernelindex
+
+    try:
+        result = import_kernelindex(
+            export, raw_dir=raw, ingest=not no_ingest, lake=lake, report_path=report
+        )
+    except KindexError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(exc.exit_code) from exc
+    typer.echo(result.summary(), err=True)
+    if report is not None:
+        typer.echo(f"findings listed in {report}", err=True)

@@ -45,6 +45,7 @@ TABLES = (
     "operations",
     "rejects",
     "ingested_files",
+    "serving_runs",
 )
 # Snapshots whose files are kept although a newer snapshot replaced them (compaction), so that
 # a query that started on an older snapshot can finish.
@@ -144,6 +145,7 @@ class Lake:
         """Make the folder a lake (idempotent): format file and one empty Parquet file per table."""
         if self.exists():
             self.check_format()
+            _write_empty_tables(self.meta / "empty", missing_only=True)  # tables added later
             return
         if self.root.exists() and not self.root.is_dir():
             raise ConfigError(f"lake path {self.root} exists and is not a folder")
@@ -319,7 +321,10 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _write_empty_tables(folder: Path) -> None:
+def _write_empty_tables(folder: Path, missing_only: bool = False) -> None:
+    tables = [t for t in TABLES if not (missing_only and (folder / f"{t}.parquet").is_file())]
+    if not tables:
+        return
     import duckdb
 
     from kindex_olap.sqlfiles import read_sql
@@ -328,7 +333,10 @@ def _write_empty_tables(folder: Path) -> None:
     con = duckdb.connect()
     try:
         con.execute(read_sql("tables.sql"))
-        for table in TABLES:
-            con.table(table).write_parquet(str(folder / f"{table}.parquet"), compression="zstd")
+        for table in tables:
+            path = folder / f"{table}.parquet"
+            tmp = path.with_name(f".{path.name}.tmp")
+            con.table(table).write_parquet(str(tmp), compression="zstd")
+            os.replace(tmp, path)
     finally:
         con.close()

@@ -158,3 +158,48 @@ CREATE TABLE ingested_files (
     rejected    BIGINT,
     ingested_at TIMESTAMP
 );
+
+-- Serving runs (MLPerf inference and the like, from KernelIndex exports): not kernel runs, so
+-- kept apart from runs; one row per ServingRun manifest, its measurements as a list.
+CREATE TABLE serving_runs (
+    run_digest            VARCHAR NOT NULL,  -- the export's runDigest of the ServingRun manifest
+    name                  VARCHAR,
+    title                 VARCHAR,
+    status                VARCHAR,
+    observed_at           TIMESTAMP,         -- UTC
+    source                VARCHAR,
+    benchmark             VARCHAR,           -- e.g. llama2-70b-99
+    external_id           VARCHAR,
+    division              VARCHAR,
+    category              VARCHAR,
+    scenario              VARCHAR,
+    harness_name          VARCHAR,
+    harness_version       VARCHAR,
+    quality_policy        VARCHAR,
+    model                 VARCHAR,
+    model_digest          VARCHAR,
+    workload              VARCHAR,
+    workload_digest       VARCHAR,
+    configuration         VARCHAR,
+    configuration_digest  VARCHAR,
+    dtype                 VARCHAR,
+    quantization          VARCHAR,
+    tensor_parallel       BIGINT,
+    stack                 VARCHAR,
+    accelerator_vendor    VARCHAR,
+    accelerator_model     VARCHAR,
+    accelerators_per_node BIGINT,
+    node_count            BIGINT,
+    total_accelerators    BIGINT,
+    metric                VARCHAR,           -- the primary (first) measurement
+    statistic             VARCHAR,
+    unit                  VARCHAR,
+    value                 DOUBLE,
+    measurements          STRUCT(metric VARCHAR, statistic VARCHAR, unit VARCHAR, value DOUBLE,
+                                 sample_count BIGINT)[],
+    digest_verified       BOOLEAN,           -- the manifest's digest recomputes to run_digest
+    kernelindex_id        VARCHAR,
+    kernelindex_export    VARCHAR,
+    spec_json             VARCHAR,
+    ingested_at           TIMESTAMP
+);
