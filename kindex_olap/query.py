@@ -378,7 +378,7 @@ def _no_pairs(con: duckdb.DuckDBPyConnection, query: Query, where: _Where, optio
             f"(implementations: {', '.join(others)})"
         )
     baseline = query.baseline or "baseline"
-    parts = [f"{_count_runs(n)} {p} {k} {ps} on {gpu}" for p, k, ps, gpu, n in held]
+    parts = [f"{_count_runs(n)} {p} {k} {ps} {_runs(n)} on {gpu}" for p, k, ps, gpu, n in held]
     text = f"no comparable runs: the lake holds {'; '.join(parts)} but no comparable {baseline}"
     text += " (same kernel, pass, workload, environment and protocol)"
     if options.version is not None:
@@ -388,6 +388,10 @@ def _no_pairs(con: duckdb.DuckDBPyConnection, query: Query, where: _Where, optio
 
 def _count_runs(n: int) -> str:
     return "a" if n == 1 else str(n)
+
+
+def _runs(n: int) -> str:
+    return "run" if n == 1 else "runs"
 
 
 # -- read-only SQL ----------------------------------------------------------------------------

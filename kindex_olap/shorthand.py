@@ -264,7 +264,8 @@ def _provider_or_none(word: str, vocab: Vocabulary) -> str | None:
 def _provider(word: str, vocab: Vocabulary) -> str:
     provider = _provider_or_none(word, vocab)
     if provider is None:
-        choices = list(vocab.providers) + list(PROVIDER_ALIASES)
+        aliases = [a for a, target in PROVIDER_ALIASES.items() if target in vocab.providers]
+        choices = list(vocab.providers) + aliases
         raise QueryError(
             f"unknown implementation {word!r}",
             hint=_nearest(word, choices, f"implementations: {', '.join(vocab.providers)}"),

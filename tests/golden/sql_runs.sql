@@ -1,0 +1,6 @@
+SELECT run_id, kernel, pass, provider, gpu, form_factor, environment, shape,
+    metric, statistic, value, unit, version, observed_at, status
+FROM observations
+WHERE kernel IN (?)
+ORDER BY kernel, pass, gpu, environment, shape, provider, metric, observed_at, run_id
+-- parameters: ["jsd"]

@@ -1,0 +1,253 @@
+"""`kindex query`: the shorthand, its SQL (golden), output formats (golden), empty-result
+explanations, hostile input, and ratios recomputed from the real Liger CSV."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import os
+import shutil
+from pathlib import Path
+
+import crafted as c
+import pytest
+from typer.testing import CliRunner
+
+from kindex_olap.cli import app
+from kindex_olap.engine import connect
+from kindex_olap.errors import QueryError
+from kindex_olap.etl import ingest
+from kindex_olap.query import compile_query, load_vocabulary, run_query
+from kindex_olap.shorthand import parse
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("KINDEX_UPDATE_GOLDEN") == "1"
+LIGER_CSV = Path(__file__).parents[2] / "shared/data/liger/all_benchmark_data_history.csv"
+
+
+def golden(name: str, actual: str) -> None:
+    """Compare with tests/golden/NAME; KINDEX_UPDATE_GOLDEN=1 rewrites it (review the diff)."""
+    path = GOLDEN / name
+    if UPDATE or not path.exists():
+        path.write_text(actual, encoding="utf-8")
+    assert actual == path.read_text(encoding="utf-8")
+
+
+def invoke(*args: str) -> object:
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture
+def seeds_lake(tmp_path: Path) -> Path:
+    folder = tmp_path / "seeds"
+    shutil.copytree(c.SEEDS, folder)
+    ingest([folder], tmp_path / "lake")
+    return tmp_path / "lake"
+
+
+@pytest.fixture
+def pair_lake(tmp_path: Path) -> Path:
+    bundles = [
+        c.run("liger", median=1e6, p20=0.9e6, p80=1.1e6),
+        c.run("torch", median=4e6, p20=3.8e6, p80=4.2e6),
+        c.run("liger", median=2e6, pass_="forward"),
+        c.run("torch", median=2.1e6, pass_="forward"),
+    ]
+    return c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+
+
+def test_seeds_jsd_b200_explains_the_missing_baseline(seeds_lake: Path) -> None:
+    result = CliRunner().invoke(app, ["query", "speedup jsd b200", "--lake", str(seeds_lake)])
+    assert result.exit_code == 0
+    assert "no comparable runs: the lake holds a liger jsd backward run on NVIDIA B200" in (
+        result.stderr
+    )
+    assert "but no comparable baseline" in result.stderr
+
+
+def test_filter_that_empties_the_result_is_named(seeds_lake: Path) -> None:
+    result = CliRunner().invoke(app, ["query", "speedup grpo h100", "--lake", str(seeds_lake)])
+    assert result.exit_code == 0
+    assert "the filter gpu h100 left nothing (the runs before it have gpu: NVIDIA A100" in (
+        result.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("speedup jdd", "unknown word 'jdd'\nhint: did you mean: jsd?"),
+        ("spedup jsd", "unknown verb 'spedup'\nhint: did you mean: speedup?"),
+        ("speedup jsd dtype>=fp32", "dtype filters take = or !=, not '>='"),
+        ("speedup jsd vocab=1", "unknown shape axis 'vocab'"),
+        ("speedup jsd liger vs", "'vs' needs an implementation on each side"),
+    ],
+)
+def test_bad_words_are_errors_with_hints(seeds_lake: Path, text: str, message: str) -> None:
+    result = CliRunner().invoke(app, ["query", text, "--lake", str(seeds_lake)])
+    assert result.exit_code == 5
+    assert message in result.stderr
+    assert result.stdout == ""
+
+
+def test_ambiguous_kernel_lists_choices(seeds_lake: Path) -> None:
+    con = connect(seeds_lake)
+    vocab = load_vocabulary(con)
+    vocab = type(vocab)(kernels=("kl_div", "kto_loss", "jsd"), gpus=vocab.gpus)
+    with pytest.raises(QueryError, match="choose one of: kl_div, kto_loss"):
+        parse("speedup k", vocab)
+
+
+def test_aliases_and_families(seeds_lake: Path) -> None:
+    con = connect(seeds_lake)
+    vocab = load_vocabulary(con)
+    assert parse("speedup kldiv", vocab).kernels == ("kl_div",)
+    assert parse("speedup grpo", vocab).kernels == ("fused_linear_grpo_loss_token",)
+    query = parse("latency h100-pcie bwd torch vs pytorch", vocab)
+    assert (query.passes, query.candidate, query.baseline) == (("backward",), "torch", "torch")
+    assert parse("runs b200", vocab).environments == parse("runs sm_100", vocab).environments
+    assert len(parse("runs b200", vocab).environments) == 1
+
+
+INJECTIONS = [
+    "speedup jsd'; DROP VIEW runs; --",
+    "speedup jsd vocab=1);DROP",
+    "speedup jsd dtype=x')OR(1=1",
+    "speedup jsd shape=';COPY runs TO 'x'",
+    'speedup "jsd" b200',
+]
+
+
+@pytest.mark.parametrize("text", INJECTIONS)
+def test_injection_strings_never_reach_sql(pair_lake: Path, text: str) -> None:
+    con = connect(pair_lake)
+    try:
+        result = run_query(text, con=con)
+    except QueryError:
+        result = None
+    if result is not None:
+        for word in text.split()[1:]:
+            assert word not in result.sql
+    assert con.execute("SELECT count(*) FROM runs").fetchall() == [(4,)]
+
+
+SHORTHANDS = {
+    "speedup_jsd_b200": "speedup jsd b200",
+    "summary_jsd": "summary jsd",
+    "speedup_vs_shape": "speedup jsd sm_100 bwd torch vs liger tokens>=4096 dtype=fp32",
+    "memory_jsd": "memory jsd fwd",
+    "latency_jsd": "latency jsd b200 liger",
+    "runs": "runs jsd",
+    "gpus": "gpus",
+    "kernels": "kernels",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHORTHANDS))
+def test_golden_sql(pair_lake: Path, name: str) -> None:
+    con = connect(pair_lake)
+    # crafted lakes carry no workload documents: give the vocabulary the axes the shorthand names
+    vocab = dataclasses.replace(load_vocabulary(con), axes=("tokens", "vocab"))
+    compiled = compile_query(parse(SHORTHANDS[name], vocab))
+    golden(f"sql_{name}.sql", f"{compiled.sql}\n-- parameters: {json.dumps(compiled.params)}\n")
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json", "markdown"])
+def test_golden_formats(pair_lake: Path, fmt: str) -> None:
+    result = CliRunner().invoke(
+        app, ["query", "speedup jsd b200", "--lake", str(pair_lake), "--format", fmt]
+    )
+    assert result.exit_code == 0, result.stderr
+    golden(
+        f"speedup_jsd_b200.{'txt' if fmt == 'table' else 'md' if fmt == 'markdown' else fmt}",
+        result.stdout,
+    )
+    assert "baseline: torch" in result.stderr
+
+
+def test_show_sql_goes_to_stderr(pair_lake: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["query", "summary jsd", "--lake", str(pair_lake), "--show-sql", "-f", "csv"]
+    )
+    assert result.exit_code == 0
+    assert "FROM speedups" in result.stderr
+    assert "FROM speedups" not in result.stdout
+
+
+# -- real data: the Liger history CSV -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def liger_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from kindex_olap.importers.liger import import_liger
+
+    root = tmp_path_factory.mktemp("liger")
+    import_liger(str(LIGER_CSV), raw_dir=root / "raw")
+    ingest([root / "raw"], root / "lake")
+    return root / "lake"
+
+
+def csv_rows(kernel: str, gpu: str) -> list[dict[str, str]]:
+    with open(LIGER_CSV, newline="", encoding="utf-8") as handle:
+        return [
+            r
+            for r in csv.DictReader(handle)
+            if r["kernel_name"] == kernel and r["gpu_name"] == gpu and r["metric_name"] == "speed"
+        ]
+
+
+def csv_median(source: list[dict[str, str]], provider: str, mode: str, tokens: str) -> float:
+    """The one y_value_50 of the CSV for (provider, pass, token count)."""
+    (value,) = {
+        float(r["y_value_50"])
+        for r in source
+        if r["kernel_provider"] == provider
+        and r["kernel_operation_mode"] == mode
+        and str(int(float(r["x_value"]))) == tokens
+    }
+    return value
+
+
+@pytest.mark.shared_data
+@pytest.mark.slow
+def test_jsd_b200_ratios_match_the_csv(liger_lake: Path) -> None:
+    result = run_query("speedup jsd b200", liger_lake)
+    rows = [dict(zip(result.columns, r, strict=True)) for r in result.rows]
+    assert {r["pass"] for r in rows} == {"forward", "backward", "full"}
+    assert {(r["candidate"], r["baseline"]) for r in rows} == {("liger", "torch")}
+    source = csv_rows("jsd", "NVIDIA B200")
+    checked = 0
+    for row in rows:
+        tokens = row["shape"].split("-")[0].removeprefix("tokens")
+        key = (row["pass"], tokens)
+        torch, liger = (csv_median(source, provider, *key) for provider in ("torch", "liger"))
+        assert row["speedup"] == pytest.approx(torch / liger, rel=1e-6)
+        checked += 1
+    assert checked == len(rows) >= 12
+
+
+@pytest.mark.shared_data
+@pytest.mark.slow
+def test_summary_kl_div_is_per_gpu(liger_lake: Path) -> None:
+    result = run_query("summary kl_div", liger_lake)
+    rows = [dict(zip(result.columns, r, strict=True)) for r in result.rows]
+    environments = {r["environment"] for r in rows}
+    assert len(environments) >= 2
+    keys = [(r["environment"], r["pass"], r["baseline"]) for r in rows]
+    assert len(keys) == len(set(keys))  # one geomean per GPU environment, pass and baseline
+    assert all(r["geomean_speedup"] > 0 and r["cases"] >= 1 for r in rows)
+
+
+@pytest.mark.shared_data
+@pytest.mark.slow
+def test_real_pairs_never_cross_comparability_keys(liger_lake: Path) -> None:
+    con = connect(liger_lake)
+    crossing = con.execute(
+        "SELECT count(*) FROM comparable_pairs p "
+        "JOIN runs b ON b.run_id = p.baseline_run_id JOIN runs c ON c.run_id = p.candidate_run_id "
+        "WHERE b.environment_digest <> c.environment_digest OR b.pass <> c.pass "
+        "OR b.workload_digest <> c.workload_digest OR b.protocol_digest <> c.protocol_digest "
+        "OR b.metric <> c.metric OR b.unit <> c.unit"
+    ).fetchall()
+    assert crossing == [(0,)]

@@ -1,0 +1,173 @@
+"""The comparability rule, ratios, intervals, verdicts and pairing, on crafted bundles."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import crafted as c
+import pytest
+
+from kindex_olap.engine import connect, init_sql, quote_literal
+from kindex_olap.query import Options, run_query
+
+
+def speedups(lake: Path, text: str = "speedup jsd", **options: object) -> list[dict[str, object]]:
+    result = run_query(text, lake, Options(**options))  # type: ignore[arg-type]
+    return [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+
+
+@pytest.fixture
+def one_pair_and_decoys(tmp_path: Path) -> Path:
+    """liger vs torch in one cell, plus torch runs differing in exactly one comparability key."""
+    base = c.run("torch", median=4e6, p20=3.8e6, p80=4.2e6)
+    decoys = [
+        c.on_gpu(c.run("torch", median=9e6), "NVIDIA H100", "sm_90", "h100"),
+        c.run("torch", median=9e6, pass_="forward"),
+        c.run("torch", median=9e6, shape="tokens8192-vocab128256-fp32"),
+        c.with_protocol(c.run("torch", median=9e6), "cpu_clock", "cpu"),
+        c.run("torch", median=9e6, status="runtime_error", observed="2026-06-01T00:00:00.000Z"),
+    ]
+    bundles = [c.run("liger", median=1e6, p20=0.9e6, p80=1.1e6), base, *decoys]
+    return c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+
+
+def test_only_the_comparable_run_is_paired(one_pair_and_decoys: Path) -> None:
+    rows = speedups(one_pair_and_decoys)
+    assert [(r["pass"], r["gpu"], r["baseline"], r["speedup"]) for r in rows] == [
+        ("backward", "NVIDIA B200", "torch", 4.0)
+    ]
+
+
+def test_no_pair_crosses_gpus_passes_workloads_or_protocols(one_pair_and_decoys: Path) -> None:
+    con = connect(one_pair_and_decoys)
+    rows = con.execute(
+        "SELECT count(*) FROM comparable_pairs p "
+        "JOIN runs b ON b.run_id = p.baseline_run_id JOIN runs c ON c.run_id = p.candidate_run_id "
+        "WHERE b.environment_digest <> c.environment_digest OR b.pass <> c.pass "
+        "OR b.workload_digest <> c.workload_digest OR b.protocol_digest <> c.protocol_digest "
+        "OR b.status <> 'passed' OR c.status <> 'passed'"
+    ).fetchall()
+    total = con.execute("SELECT count(*) FROM comparable_pairs").fetchall()
+    assert rows == [(0,)]
+    assert total[0][0] == 4  # (liger, torch) both ways, in both pairings
+
+
+def test_interval_and_verdicts(tmp_path: Path) -> None:
+    bundles = [
+        c.run("liger", median=1e6, p20=0.9e6, p80=1.1e6),
+        c.run("torch", median=4e6, p20=3.8e6, p80=4.2e6),
+        c.run("liger", median=1e6, p20=0.9e6, p80=1.2e6, pass_="forward"),
+        c.run("torch", median=1.05e6, p20=1e6, p80=1.1e6, pass_="forward"),
+        c.run("liger", median=2e6, pass_="full"),
+        c.run("torch", median=1e6, pass_="full"),
+    ]
+    lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+    rows = {r["pass"]: r for r in speedups(lake)}
+    assert rows["backward"]["speedup_lo"] == pytest.approx(3.8 / 1.1)
+    assert rows["backward"]["speedup_hi"] == pytest.approx(4.2 / 0.9)
+    assert rows["backward"]["verdict"] == "faster"
+    assert rows["forward"]["speedup"] == pytest.approx(1.05)
+    assert rows["forward"]["verdict"] == "within noise"
+    assert rows["full"]["speedup"] == 0.5
+    assert rows["full"]["verdict"] == "slower"
+
+
+def test_summary_uses_the_geometric_mean(tmp_path: Path) -> None:
+    shapes = ["tokens1024-vocab128256-fp32", "tokens2048-vocab128256-fp32"]
+    bundles = []
+    for shape, ratio in zip(shapes, (2.0, 8.0), strict=True):
+        bundles += [
+            c.run("liger", median=1e6, shape=shape),
+            c.run("torch", median=ratio * 1e6, shape=shape),
+        ]
+    lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+    (row,) = speedups(lake, "summary jsd b200")
+    assert row["cases"] == 2
+    assert row["geomean_speedup"] == pytest.approx(4.0)  # arithmetic mean would be 5
+    assert (row["min_speedup"], row["max_speedup"]) == (2.0, 8.0)
+    assert row["share_faster"] == 1.0
+
+
+@pytest.fixture
+def two_releases(tmp_path: Path) -> Path:
+    """Each side measured with 0.7.0 (older) and 0.8.0 (newer)."""
+    old, new = "2026-01-01T00:00:00.000Z", "2026-05-01T00:00:00.000Z"
+    bundles = [
+        c.run("liger", median=2e6, version="0.7.0", observed=old),
+        c.run("torch", median=4e6, version="0.7.0", observed=old),
+        c.run("liger", median=1e6, version="0.8.0", observed=new),
+        c.run("torch", median=5e6, version="0.8.0", observed=new),
+    ]
+    return c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+
+
+def test_default_pairs_the_newest_runs(two_releases: Path) -> None:
+    (row,) = speedups(two_releases)
+    assert (row["speedup"], row["candidate_version"], row["baseline_version"]) == (
+        5.0,
+        "0.8.0",
+        "0.8.0",
+    )
+    assert str(row["candidate_observed_at"]).startswith("2026-05-01")
+
+
+def test_version_pins_and_all_lists_every_same_version_pair(two_releases: Path) -> None:
+    (row,) = speedups(two_releases, version="0.7.0")
+    assert (row["speedup"], row["candidate_version"]) == (2.0, "0.7.0")
+    rows = speedups(two_releases, all_pairs=True)
+    assert sorted((r["candidate_version"], r["speedup"]) for r in rows) == [
+        ("0.7.0", 2.0),
+        ("0.8.0", 5.0),
+    ]
+
+
+def test_memory_ratios(tmp_path: Path) -> None:
+    bundles = [c.memory_run("liger", 100, 90, 110), c.memory_run("torch", 300, 290, 310)]
+    bundles.append(c.run("torch", median=4e6))  # a latency run never pairs with memory
+    lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+    (row,) = speedups(lake, "memory jsd")
+    assert row["memory_ratio"] == 3.0
+    assert (row["ratio_lo"], row["ratio_hi"]) == (pytest.approx(290 / 110), pytest.approx(310 / 90))
+    assert row["verdict"] == "smaller"
+
+
+def test_views_see_a_new_ingest_without_rebuilding(tmp_path: Path) -> None:
+    lake = c.ingest_bundles(tmp_path / "a", [c.run("liger")], tmp_path / "lake")
+    assert speedups(lake) == []
+    c.ingest_bundles(tmp_path / "b", [c.run("torch", median=3e6)], lake)
+    assert [r["speedup"] for r in speedups(lake)] == [3.0]
+
+
+def test_init_sql_writes_quoted_literal_paths(tmp_path: Path) -> None:
+    lake = c.ingest_bundles(tmp_path / "in", [c.run("liger")], tmp_path / "lake")
+    script = init_sql(lake)
+    assert "getvariable('runs_files')" not in script
+    assert quote_literal(str(lake.resolve() / "_kindex/empty/workloads.parquet")) in script
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / "kindex.duckdb"))
+    con.execute(script).fetchall()
+    con.close()
+    con = duckdb.connect(str(tmp_path / "kindex.duckdb"))
+    assert con.execute("SELECT count(*) FROM latency").fetchall() == [(1,)]
+
+
+def test_quote_literal_doubles_quotes() -> None:
+    assert quote_literal("it's") == "'it''s'"
+
+
+def test_engine_import_stays_light() -> None:
+    code = (
+        "import sys, kindex_olap.engine, kindex_olap.query, kindex_olap.shorthand;"
+        "bad = [m for m in ('typer', 'rich', 'polars', 'pyarrow') if m in sys.modules];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_geomean_helper_matches_math() -> None:
+    assert math.exp((math.log(2) + math.log(8)) / 2) == pytest.approx(4.0)
