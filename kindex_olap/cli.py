@@ -39,11 +39,12 @@ def fail(error: KindexError) -> typer.Exit:
 
 
 def _register_subcommands() -> None:
-    from kindex_olap import cli_query
+    from kindex_olap import cli_analyst, cli_query
     from kindex_olap.cli_import import import_app
 
     app.add_typer(import_app, name="import")
     cli_query.register(app)
+    cli_analyst.register(app)
 
 
 @app.command()
@@ -104,6 +105,23 @@ def rejects(
     typer.echo(f"{len(rows)} rejected document(s)", err=True)
 
 
+@app.command()
+def compact(
+    lake: LakeOption = None,
+    lock_timeout: Annotated[
+        float, typer.Option(help="Seconds to wait for another writer.")
+    ] = 600.0,
+) -> None:
+    """Merge each table's files into one sorted file per partition: `kindex compact`."""
+    from kindex_olap.compact import compact as run_compact
+
+    try:
+        report = run_compact(lake, lock_timeout=lock_timeout)
+    except KindexError as e:
+        raise fail(e) from e
+    typer.echo(report.summary(), err=True)
+
+
 class _progress:
     """A rich progress bar on stderr for ingests of many files; silent for small ones."""
 
@@ -138,7 +156,3 @@ def _stderr_console() -> Any:
 
 
 _register_subcommands()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    app()

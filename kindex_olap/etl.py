@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kindex_olap.lake import Lake, Transaction, resolve_lake
+from kindex_olap.lake import Lake, Transaction, crashpoint, resolve_lake
 from kindex_olap.sources import Document, Problem, discover, read_documents
 from kindex_olap.stage import ChunkResult, Reject, stage_chunk
 
@@ -85,6 +85,7 @@ def ingest(
         _Ingest(tx, report, verify_digests, progress).run(inputs)
         report.seconds = time.perf_counter() - started
         report.snapshot = tx.base.id
+        crashpoint("ingest:all-written")
         if tx.has_changes():
             report.snapshot = tx.commit(_summary(report)).id
     report.seconds = time.perf_counter() - started

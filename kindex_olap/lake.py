@@ -24,12 +24,14 @@ import json
 import os
 import re
 import shutil
+import signal
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from kindex_olap.errors import ConfigError, LakeError
 
@@ -47,6 +49,29 @@ TABLES = (
     "ingested_files",
     "serving_runs",
 )
+# Sort keys inside files: row-group min/max statistics then prune the common filters.
+SORT_ORDER = {
+    "runs": "kernel, environment_digest, pass, workload_digest, implementation_digest",
+    "measurements": "run_id",
+    "environments": "environment_digest",
+    "protocols": "protocol_digest",
+    "workloads": "operation, workload_digest",
+    "implementations": "provider, implementation_digest",
+    "operations": "family, operation_spec_digest",
+    "rejects": "rejected_at, source_file, line",
+    "ingested_files": "path",
+}
+
+
+def order_clause(table: str) -> str:
+    """`ORDER BY ...` for a table's files (fixed vocabulary), or nothing for unsorted tables."""
+    return f"ORDER BY {SORT_ORDER[table]}" if table in SORT_ORDER else ""
+
+
+# Runs and measurements are partitioned by a coarse key that follows arrivals (docs/layout.md).
+PARTITIONED = {"runs": ["source", "year"], "measurements": ["source", "year"]}
+
+
 # Snapshots whose files are kept although a newer snapshot replaced them (compaction), so that
 # a query that started on an older snapshot can finish.
 RETAINED_SNAPSHOTS = 5
@@ -263,6 +288,20 @@ class Transaction:
         folder.mkdir(parents=True, exist_ok=True)
         return folder / f"part-{self.id:08d}-{self.token}-{uuid.uuid4().hex[:8]}.parquet"
 
+    def adopt_partitioned(self, table: str, folder: Path) -> list[Path]:
+        """Move a Hive-partitioned folder written by DuckDB into the lake under fresh names.
+
+        The files are not yet part of the table: pass them to `add` or `replace`.
+        """
+        moved = []
+        for path in sorted(folder.rglob("*.parquet")):
+            parts = path.relative_to(folder).parts[:-1]
+            partition = dict(unquote(part).split("=", 1) for part in parts)
+            final = self.new_file_name(table, partition)
+            os.replace(path, final)
+            moved.append(final)
+        return moved
+
     def add(self, table: str, path: Path) -> None:
         """Make a written data file part of `table` once the transaction commits."""
         self._added.setdefault(table, []).append(str(path.relative_to(self.lake.root)))
@@ -285,8 +324,11 @@ class Transaction:
         body = {"id": self.id, "parent": self.base.id, "created_at": created_at, "tables": tables}
         body["summary"] = summary
         snapshots = self.lake.meta / "snapshots"
+        crashpoint("commit:start")
         _atomic_write(snapshots / f"{self.id:08d}.json", json.dumps(body, indent=1))
+        crashpoint("commit:snapshot-written")
         _atomic_write(self.lake.meta / "CURRENT", f"{self.id}\n")
+        crashpoint("commit:done")
         return Snapshot(self.lake.root, self.id, tables, created_at, summary)
 
 
@@ -301,6 +343,12 @@ def partition_value(value: object) -> str:
     return text
 
 
+def crashpoint(name: str) -> None:
+    """Failure injection for the crash tests: KINDEX_CRASHPOINT=NAME kills the process here."""
+    if os.environ.get("KINDEX_CRASHPOINT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def _atomic_write(path: Path, text: str) -> None:
     """Write a file so that readers see the old content or the new, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -309,6 +357,7 @@ def _atomic_write(path: Path, text: str) -> None:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
+    crashpoint("atomic-write:before-replace")
     os.replace(tmp, path)
     _fsync_dir(path.parent)
 

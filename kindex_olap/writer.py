@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 import duckdb
 
 from kindex_olap.flatten import DIGEST_COLUMNS, ROW_BUILDERS
+from kindex_olap.lake import PARTITIONED, crashpoint, order_clause
 from kindex_olap.sqlfiles import read_sql, statements
 
 if TYPE_CHECKING:
     from kindex_olap.etl import IngestReport, Reject
     from kindex_olap.lake import Transaction
 
-PARTITION_COLUMNS = ["source", "year"]
-# Sort order inside files: row-group statistics then prune the common filters (docs/layout.md).
-RUNS_ORDER = "kernel, environment_digest, pass, workload_digest, implementation_digest"
-MEASUREMENTS_ORDER = "run_id"
 MEMORY_LIMIT = "768MB"
 
 
@@ -65,6 +59,7 @@ class BatchWriter:
         self._run("SET VARIABLE ingested_at = ?", [self.ingested_at])
         for statement in statements("ingest.sql"):
             self._run(statement)
+        crashpoint("ingest:batch-staged")
         self._run("DROP TABLE staged")
         self._run("DROP TABLE fresh")
         staging.unlink()
@@ -75,8 +70,9 @@ class BatchWriter:
         report.runs_added = added
         report.duplicates = self.staged_runs - added
         if added:
-            self._write_partitioned("runs", RUNS_ORDER)
-            self._write_partitioned("measurements", MEASUREMENTS_ORDER)
+            self._write_partitioned("runs")
+            crashpoint("ingest:runs-written")
+            self._write_partitioned("measurements")
 
     def write_dimensions(
         self, documents: dict[str, dict[str, dict[str, Any]]], report: IngestReport
@@ -145,24 +141,18 @@ class BatchWriter:
 
     def _write_single(self, table: str) -> None:
         path = self.tx.new_file_name(table)
-        self.con.table(table).write_parquet(str(path), compression="zstd")
+        ordered = self.con.sql(f"SELECT * FROM {table} {order_clause(table)}")
+        ordered.write_parquet(str(path), compression="zstd")
         self.tx.add(table, path)
         self.con.execute(f"DELETE FROM {table}").fetchall()
 
-    def _write_partitioned(self, table: str, order: str) -> list[Path]:
+    def _write_partitioned(self, table: str) -> None:
         out = self.tx.staging / table
-        self.con.sql(f"SELECT * FROM {table} ORDER BY {order}").write_parquet(
+        self.con.sql(f"SELECT * FROM {table} {order_clause(table)}").write_parquet(
             str(out),
             compression="zstd",
-            partition_by=PARTITION_COLUMNS,
+            partition_by=PARTITIONED[table],
             write_partition_columns=True,
         )
-        written = []
-        for path in sorted(out.rglob("*.parquet")):
-            parts = path.relative_to(out).parts[:-1]
-            partition = dict(unquote(p).split("=", 1) for p in parts)
-            final = self.tx.new_file_name(table, partition)
-            os.replace(path, final)
-            self.tx.add(table, final)
-            written.append(final)
-        return written
+        for path in self.tx.adopt_partitioned(table, out):
+            self.tx.add(table, path)

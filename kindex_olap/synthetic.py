@@ -1,7 +1,8 @@
-"""Synthetic bundles shaped like the seeds, for benchmarks: many kernels, providers, GPUs, shapes.
+"""Synthetic bundles shaped like the seeds, for benchmarks and tests: many kernels, providers,
+GPUs, shapes, versions. Needs the seed bundles of a source checkout (data/raw).
 
-    python bench/generate.py 100000 out.jsonl            # one JSONL file
-    python bench/generate.py 10000 out_dir --files       # one seed-text file per bundle
+    python -m kindex_olap.synthetic 100000 out.jsonl          # one JSONL file
+    python -m kindex_olap.synthetic 10000 out_dir --files     # one seed-text file per bundle
 
 Every bundle is valid except about one in a thousand, which carries a defect ingest must reject.
 Environment and protocol digests are real digests of the documents they name.
@@ -72,13 +73,13 @@ def _protocols(template: dict[str, Any]) -> dict[str, tuple[dict[str, Any], str]
     return out
 
 
-def bundles(n: int, seed: int = 7) -> Iterator[dict[str, Any]]:
-    """`n` bundles; deterministic for a given seed."""
-    rng = random.Random(seed)
+def bundles(n: int, seed: int = 7, start: int = 0) -> Iterator[dict[str, Any]]:
+    """`n` bundles numbered from `start`; deterministic for a given seed."""
     template = load_seed_bundles()[1]
     envs = _environments(template["environment"])
     protos = _protocols(template["protocol"])
-    for i in range(n):
+    for i in range(start, start + n):
+        rng = random.Random(seed * 1_000_003 + i)  # bundle i is the same whatever `start` is
         kernel = KERNELS[i % len(KERNELS)]
         provider = PROVIDERS[(i // len(KERNELS)) % 3 if rng.random() < 0.9 else rng.randrange(6)]
         pass_ = PASSES[(i // 7) % 3]
@@ -111,14 +112,16 @@ def bundles(n: int, seed: int = 7) -> Iterator[dict[str, Any]]:
         yield bundle
 
 
-def write_jsonl(n: int, path: Path) -> Path:
+def write_jsonl(n: int, path: Path, start: int = 0) -> Path:
+    """Write bundles start..start+n-1 as JSON Lines."""
     with open(path, "wb") as handle:
-        for bundle in bundles(n):
+        for bundle in bundles(n, start=start):
             handle.write(orjson.dumps(bundle) + b"\n")
     return path
 
 
 def write_files(n: int, folder: Path) -> Path:
+    """Write n bundles as seed-text files, 10,000 to a sub-folder."""
     folder.mkdir(parents=True, exist_ok=True)
     for i, bundle in enumerate(bundles(n)):
         display = bundle.pop("display")

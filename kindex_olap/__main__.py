@@ -1,0 +1,5 @@
+"""`python -m kindex_olap` runs the kindex CLI."""
+
+from kindex_olap.cli import app
+
+app()

@@ -1,0 +1,199 @@
+"""Crash safety and concurrency of the lake: real ingest processes, killed or racing."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from kindex_olap.compact import compact
+from kindex_olap.etl import ingest
+from kindex_olap.lake import Lake
+from kindex_olap.synthetic import write_jsonl
+
+pytestmark = pytest.mark.slow
+
+FORCED_POINTS = [
+    "ingest:batch-staged",
+    "ingest:runs-written",
+    "ingest:all-written",
+    "commit:start",
+    "atomic-write:before-replace",
+    "commit:snapshot-written",
+    "commit:done",
+]
+RANDOM_KILLS = 15
+
+
+def lake_state(root: Path) -> dict[str, object]:
+    """What a reader of the committed snapshot sees (timestamps of the write left out)."""
+    snapshot = Lake(root).snapshot()
+    con = duckdb.connect()
+    state: dict[str, object] = {}
+    queries = {
+        "runs": "SELECT run_id, latency_median_ns FROM t ORDER BY run_id",
+        "measurements": "SELECT run_id, statistic, value FROM t ORDER BY ALL",
+        "environments": "SELECT environment_digest FROM t ORDER BY 1",
+        "protocols": "SELECT protocol_digest FROM t ORDER BY 1",
+        "rejects": "SELECT source_file, line, reason FROM t ORDER BY ALL",
+        "ingested_files": "SELECT path, sha256 FROM t ORDER BY ALL",
+    }
+    for table, sql in queries.items():
+        con.execute("SET VARIABLE f = ?", [snapshot.files(table)]).fetchall()
+        con.execute(
+            "CREATE OR REPLACE TEMP VIEW t AS SELECT * FROM read_parquet(getvariable('f'))"
+        ).fetchall()
+        state[table] = con.execute(sql).fetchall()
+    return state
+
+
+def run_ingest(
+    inputs: list[Path], lake: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    command = [
+        sys.executable,
+        "-m",
+        "kindex_olap",
+        "ingest",
+        *map(str, inputs),
+        "--lake",
+        str(lake),
+        "-q",
+    ]
+    return subprocess.Popen(
+        command, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """A base lake (the seeds), an input of 3,000 bundles, and the states before and after."""
+    root = tmp_path_factory.mktemp("crash")
+    base = root / "base"
+    seeds = Path(__file__).parents[1] / "data" / "raw"
+    ingest([seeds], base)
+    data = write_jsonl(3000, root / "batch.jsonl")
+    after_lake = root / "after"
+    shutil.copytree(base, after_lake)
+    started = time.perf_counter()
+    process = run_ingest([data], after_lake)
+    _, err = process.communicate()
+    assert process.returncode == 1 and b"3 rejected" in err, err.decode()
+    elapsed = time.perf_counter() - started
+    return {
+        "base": base,
+        "input": data,
+        "before": lake_state(base),
+        "after": lake_state(after_lake),
+        "elapsed": elapsed,
+    }
+
+
+def _trial(
+    workload: dict[str, object], lake: Path, env: dict[str, str] | None, delay: float | None
+) -> None:
+    shutil.copytree(workload["base"], lake)  # type: ignore[arg-type]
+    process = run_ingest([workload["input"]], lake, env)  # type: ignore[list-item]
+    if delay is not None:
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+    process.communicate()
+    state = lake_state(lake)
+    assert state in (workload["before"], workload["after"]), "lake is neither before nor after"
+    # The next ingest completes the work, and leaves no stray files behind.
+    finish = run_ingest([workload["input"]], lake)
+    finish.communicate()
+    assert lake_state(lake) == workload["after"]
+    referenced = {f for files in Lake(lake).snapshot().tables.values() for f in files}
+    on_disk = {
+        str(p.relative_to(lake))
+        for table in (
+            "runs",
+            "measurements",
+            "environments",
+            "protocols",
+            "rejects",
+            "ingested_files",
+        )
+        for p in (lake / table).rglob("*.parquet")
+    }
+    assert on_disk <= referenced, on_disk - referenced
+
+
+def test_state_before_and_after_differ(workload: dict[str, object]) -> None:
+    before, after = workload["before"], workload["after"]
+    assert len(after["runs"]) == len(before["runs"]) + 2997  # type: ignore[index]
+    assert len(after["rejects"]) == 3  # type: ignore[index]
+
+
+@pytest.mark.parametrize("point", FORCED_POINTS)
+def test_kill_at_forced_point(workload: dict[str, object], tmp_path: Path, point: str) -> None:
+    _trial(workload, tmp_path / "lake", {"KINDEX_CRASHPOINT": point}, None)
+
+
+@pytest.mark.parametrize("trial", range(RANDOM_KILLS))
+def test_kill_after_random_delay(workload: dict[str, object], tmp_path: Path, trial: int) -> None:
+    elapsed = float(workload["elapsed"])  # type: ignore[arg-type]
+    delay = random.Random(trial).uniform(0.05, elapsed * 1.1)
+    _trial(workload, tmp_path / "lake", None, delay)
+
+
+def test_two_ingests_and_a_reader(tmp_path: Path) -> None:
+    first = write_jsonl(1500, tmp_path / "a.jsonl", start=0)
+    second = write_jsonl(1500, tmp_path / "b.jsonl", start=1000)  # 500 runs overlap
+    lake = tmp_path / "lake"
+    Lake(lake).create()
+    seen: list[int] = []
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            try:
+                state = lake_state(lake)
+                seen.append(len(state["runs"]))  # type: ignore[arg-type]
+            except BaseException as e:
+                errors.append(e)
+                return
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    processes = [run_ingest([first], lake), run_ingest([second], lake)]
+    for process in processes:
+        _, err = process.communicate()
+        assert process.returncode in (0, 1), err.decode()
+    stop.set()
+    thread.join()
+    assert not errors, errors
+    final = lake_state(lake)
+    run_ids = [row[0] for row in final["runs"]]  # type: ignore[union-attr]
+    valid = {i for i in range(2500) if i % 1000 != 999}
+    assert len(run_ids) == len(set(run_ids)) == len(valid)
+    # A reader only ever saw a committed state: nothing, one ingest, or both.
+    assert set(seen) <= {0, 1499, len(valid)}, set(seen)
+    assert seen, "the reader never ran"
+
+
+def test_compact_keeps_contents_and_merges_files(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    for start in range(0, 2000, 500):
+        ingest([write_jsonl(500, tmp_path / f"part{start}.jsonl", start=start)], lake)
+    before = lake_state(lake)
+    files_before = Lake(lake).snapshot().tables["runs"]
+    report = compact(lake)
+    after = Lake(lake).snapshot()
+    assert lake_state(lake) == before
+    assert len(after.tables["runs"]) < len(files_before)
+    assert report.files_after["runs"] == len(after.tables["runs"])
+    # one file per (source, year) partition
+    partitions = {str(Path(f).parent) for f in after.tables["runs"]}
+    assert len(partitions) == len(after.tables["runs"])
