@@ -1,0 +1,197 @@
+"""Query benchmark: a generated N-run lake (default 1M), warm and cold `kindex query` latency,
+against the same SQL on DuckDB tables materialized in memory from the same data. Not run in CI.
+
+    .venv/bin/python bench/query.py --runs 1000000 --work /tmp/kindex-bench
+
+Bundles vary the real JSD seed: 40 kernels x 3 providers x 3 passes x 8 GPUs x 12 shapes x
+repeated sweeps (versions), written as one JSONL file and ingested with kindex's own ingest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = REPO.parent / "shared" / "seeds" / "001_62d94da41d44ef74.txt"
+KERNELS = [f"kernel{i:02d}" for i in range(39)] + ["jsd"]
+PROVIDERS = ["liger", "torch", "huggingface"]
+PASSES = ["forward", "backward", "full"]
+GPUS = [("NVIDIA B200", "sm_100"), ("NVIDIA H100", "sm_90"), ("NVIDIA A100", "sm_80")] + [
+    (f"NVIDIA GPU{i}", "sm_89") for i in range(5)
+]
+SHAPES = [f"tokens{2**i}-vocab128256-fp32" for i in range(10, 22)]
+
+
+def digest(tag: str) -> str:
+    return "sha256:" + hashlib.sha256(tag.encode()).hexdigest()
+
+
+def template() -> dict[str, Any]:
+    _, _, body = SEED.read_text(encoding="utf-8").partition("\n\n")
+    bundle: dict[str, Any] = json.loads(body)
+    return bundle
+
+
+def bundles(count: int, seed: int = 7) -> Any:
+    """Yield `count` bundle dicts varying kernel, provider, pass, GPU, shape and sweep."""
+    rng = random.Random(seed)
+    base = template()
+    cells = [
+        (k, p, g, s) for k in KERNELS for p in PASSES for g in range(len(GPUS)) for s in SHAPES
+    ]
+    i = 0
+    sweep = 0
+    while i < count:
+        for kernel, pass_, gpu, shape in cells:
+            for provider in PROVIDERS:
+                if i >= count:
+                    return
+                yield _bundle(base, kernel, pass_, gpu, shape, provider, sweep, rng)
+                i += 1
+        sweep += 1
+
+
+def _bundle(
+    base: dict[str, Any],
+    kernel: str,
+    pass_: str,
+    gpu: int,
+    shape: str,
+    provider: str,
+    sweep: int,
+    rng: random.Random,
+) -> dict[str, Any]:
+    bundle = copy.deepcopy(base)
+    spec = bundle["run"]["spec"]
+    median = rng.uniform(1e5, 1e8)
+    spec["timing"]["latencyNs"] = {"median": int(median)}
+    spec["measurements"] = [
+        {"unit": "ns", "value": int(median * 0.98), "metric": "latency", "statistic": "p20"},
+        {"unit": "ns", "value": int(median * 1.02), "metric": "latency", "statistic": "p80"},
+    ]
+    product, arch = GPUS[gpu]
+    observed = f"2025-{1 + sweep % 12:02d}-{1 + (sweep // 12) % 28:02d}T00:00:00.000Z"
+    spec["observedAt"] = observed
+    benchmark = f"{kernel}/{pass_}"
+    spec["sourceNative"] = {
+        "source": "bench",
+        "benchmark": benchmark,
+        "externalId": f"{benchmark}/{provider}/gpu{gpu}/{shape}/{sweep}",
+    }
+    spec["workloadDigest"] = digest(f"w-{kernel}-{shape}")
+    spec["implementationDigest"] = digest(f"i-{kernel}-{provider}")
+    spec["environmentDigest"] = digest(f"e-{gpu}")
+    spec["protocolDigest"] = digest(f"p-{pass_}")
+    bundle["environment"]["spec"]["hardware"].update(product=product, architecture=arch)
+    bundle["environment"]["metadata"]["name"] = f"bench-gpu{gpu}"
+    bundle["run"]["metadata"]["name"] = f"bench-{kernel}-{provider}-{sweep}".replace("_", "-")
+    bundle["run"]["metadata"]["labels"] = {"liger_version": f"0.{sweep % 9}.0"}
+    return bundle
+
+
+def build_lake(work: Path, count: int) -> Path:
+    lake = work / "lake"
+    if (lake / "_kindex" / "CURRENT").exists():
+        return lake
+    jsonl = work / "bundles.jsonl"
+    started = time.perf_counter()
+    with open(jsonl, "wb") as handle:
+        for bundle in bundles(count):
+            handle.write(orjson.dumps(bundle) + b"\n")
+    print(f"generated {count} bundles in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    from kindex_olap.etl import ingest
+
+    started = time.perf_counter()
+    report = ingest([jsonl], lake)
+    print(f"ingested: {report.runs_added} runs in {time.perf_counter() - started:.1f} s")
+    return lake
+
+
+def median_ms(fn: Any, repeat: int = 7) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+def materialized(lake: Path) -> duckdb.DuckDBPyConnection:
+    """In-memory DuckDB tables with the lake's data, and the derived views over them."""
+    from kindex_olap.engine import VIEWS_FILE, snapshot_of
+    from kindex_olap.lake import TABLES
+    from kindex_olap.sqlfiles import statements
+
+    snapshot = snapshot_of(lake)
+    con = duckdb.connect()
+    for table in TABLES:  # identifiers from kindex's fixed table list
+        sql = f"CREATE TABLE {table} AS SELECT * FROM read_parquet(?, union_by_name = true)"
+        con.execute(sql, [snapshot.files(table)]).fetchall()
+    base = tuple(f"CREATE OR REPLACE VIEW {t} AS" for t in TABLES)
+    for statement in statements(VIEWS_FILE):
+        if not statement.startswith(base):
+            con.execute(statement).fetchall()
+    return con
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=1_000_000)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/kindex-bench"))
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    lake = build_lake(args.work, args.runs)
+
+    from kindex_olap.engine import connect
+    from kindex_olap.query import compile_query, load_vocabulary, run_query
+    from kindex_olap.shorthand import parse
+
+    con = connect(lake)
+    mat = materialized(lake)
+    vocab = load_vocabulary(con)
+    for text in ("speedup jsd b200", "summary"):
+        compiled = compile_query(parse(text, vocab))
+        views = median_ms(lambda t=text: run_query(t, con=con))
+        sql_only = median_ms(lambda c=compiled: con.execute(c.sql, list(c.params)).fetchall())
+        tables = median_ms(lambda c=compiled: mat.execute(c.sql, list(c.params)).fetchall())
+        rows = len(con.execute(compiled.sql, list(compiled.params)).fetchall())
+        print(
+            f"{text!r}: {rows} rows; warm run_query {views:.0f} ms, its SQL on Parquet views "
+            f"{sql_only:.0f} ms, same SQL on in-memory tables {tables:.0f} ms"
+        )
+    cold = []
+    for _ in range(3):
+        started = time.perf_counter()
+        subprocess.run(
+            [
+                str(REPO / ".venv/bin/kindex"),
+                "query",
+                "speedup jsd b200",
+                "--lake",
+                str(lake),
+                "-f",
+                "csv",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        cold.append(time.perf_counter() - started)
+    print(f"cold `kindex query 'speedup jsd b200'` process: median {statistics.median(cold):.2f} s")
+
+
+if __name__ == "__main__":
+    main()
