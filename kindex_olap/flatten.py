@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -15,6 +15,10 @@ from kindex_olap.canonical import canonical_json, plain_number, sorted_json
 if TYPE_CHECKING:
     from kindex_olap.sources import Document
     from kindex_olap.validate import Bundle
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 def run_facts(
@@ -35,7 +39,7 @@ def run_facts(
         "src": doc.path,
         "line": doc.line,
         "display": doc.display if doc.display is not None else _opt(bundle.display),
-        "observed_us": int(observed.timestamp() * 1_000_000),
+        "observed_us": (observed - _EPOCH) // _MICROSECOND,  # exact (a float timestamp rounds)
         "year": observed.year,
         "source": native.source if native is not UNSET else "unknown",
         "kernel": kernel,

@@ -12,7 +12,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
 KEEP_REJECTED_BYTES = 1024 * 1024
@@ -80,10 +80,57 @@ def _open(path: Path, compression: str | None, data: bytes | None) -> IO[bytes]:
     if compression == "gz":
         return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
     if compression == "zst":
+        return io.BufferedReader(_ZstdReader(raw), buffer_size=1 << 20)
+    return raw
+
+
+class _ZstdReader(io.RawIOBase):
+    """Streaming zstd decompression (frame after frame) that raises EOFError on a truncated
+    stream; zstandard's stream_reader silently returns what it decoded, losing the rest.
+    Compressed input goes in small pieces, so a decompression bomb cannot fill memory."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
         import zstandard
 
-        return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, closefd=True))
-    return raw
+        self._raw = raw
+        self._new = zstandard.ZstdDecompressor().decompressobj
+        self._dobj = self._new()
+        self._mid_frame = False
+        self._in, self._in_pos = b"", 0
+        self._out, self._pos = b"", 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self._pos >= len(self._out):
+            if self._in_pos >= len(self._in):
+                self._in, self._in_pos = self._raw.read(1 << 20), 0
+                if not self._in:
+                    if self._mid_frame:
+                        raise EOFError("zst stream ended inside a frame (truncated)")
+                    return 0
+            piece = self._in[self._in_pos : self._in_pos + 4096]
+            self._in_pos += len(piece)
+            self._out, self._pos = self._decompress(piece), 0
+        size = min(len(buffer), len(self._out) - self._pos)
+        buffer[:size] = self._out[self._pos : self._pos + size]
+        self._pos += size
+        return size
+
+    def _decompress(self, chunk: bytes) -> bytes:
+        parts = []
+        while chunk:
+            parts.append(self._dobj.decompress(chunk))
+            self._mid_frame = not self._dobj.eof
+            chunk = b""
+            if self._dobj.eof:  # the next frame may follow in the same chunk
+                chunk, self._dobj = self._dobj.unused_data, self._new()
+        return b"".join(parts)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def read_documents(path: Path, data: bytes | None = None) -> Iterator[Document | Problem]:

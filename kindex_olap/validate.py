@@ -359,11 +359,34 @@ def _check_date(timestamp: str, where: str) -> None:
 
 
 def check_dimension(obj: Any) -> DimensionDocument:
-    """Validate the envelope of a WorkloadCase, ImplementationRevision or OperationSpec document."""
+    """Validate the envelope of a WorkloadCase, ImplementationRevision or OperationSpec document,
+    and every digest in its spec (all are `sha256:<64 hex>` in these schemas)."""
     try:
-        return msgspec.convert(obj, type=DimensionDocument, strict=True)
+        doc = msgspec.convert(obj, type=DimensionDocument, strict=True)
     except msgspec.ValidationError as e:
         raise ValidationError(_describe(e)) from e
+    _check_digests(doc.spec, "$.spec")
+    return doc
+
+
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def _check_digests(value: Any, where: str) -> None:
+    """Digest-named fields (`digest`, `*Digest`) of a loosely typed spec must be sha256 digests."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            path = f"{where}.{key}"
+            if (key == "digest" or key.endswith("Digest")) and isinstance(item, str):
+                if _DIGEST.match(item) is None:
+                    raise ValidationError(
+                        f"{path}: {item!r} is not a digest of the form sha256:<64 hex>"
+                    )
+            else:
+                _check_digests(item, path)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_digests(item, f"{where}[{index}]")
 
 
 def latency_ns(bundle: Bundle) -> dict[str, int]:

@@ -1,0 +1,349 @@
+"""Ingest of the real seeds: exact values in the lake, identity, idempotence, incremental ingest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import rfc8785
+from conftest import (
+    GRPO_SEED,
+    JSD_SEED,
+    KL_SEED,
+    RAW,
+    SEEDS,
+    BundleFactory,
+    all_files,
+    read_seed,
+    rows,
+    seed_text,
+)
+
+from kindex_olap.errors import LakeError
+from kindex_olap.etl import ingest
+from kindex_olap.lake import Lake
+
+pytestmark = pytest.mark.shared_data
+
+
+def reference_digest(doc: dict) -> str:
+    """sha256 of the RFC 8785 form of {apiVersion, kind, spec}, by the reference library."""
+    core = {"apiVersion": doc["apiVersion"], "kind": doc["kind"], "spec": doc["spec"]}
+    return "sha256:" + hashlib.sha256(rfc8785.dumps(core)).hexdigest()
+
+
+@pytest.fixture
+def seeded_lake(tmp_lake: Path) -> Path:
+    report = ingest([RAW], tmp_lake)
+    assert (report.runs_added, report.rejected, report.duplicates) == (3, 0, 0)
+    return tmp_lake
+
+
+def test_data_raw_is_the_seeds_unchanged(seed_paths: list[Path]) -> None:
+    assert sorted(p.name for p in RAW.glob("*.txt")) == [p.name for p in seed_paths]
+    for seed in seed_paths:
+        assert (RAW / seed.name).read_bytes() == seed.read_bytes()
+
+
+def test_seed_runs_hold_exactly_the_values_of_the_files(seeded_lake: Path) -> None:
+    runs = {r["run_id"]: r for r in rows(seeded_lake, "runs")}
+    assert len(runs) == 3
+    for seed in (GRPO_SEED, JSD_SEED, KL_SEED):
+        display, bundle = read_seed(SEEDS / seed)
+        run = bundle["run"]
+        spec = run["spec"]
+        row = runs[reference_digest(run)]  # identity is the RFC 8785 digest of the run
+        by_stat = {m["statistic"]: m["value"] for m in spec["measurements"]}
+        assert row["latency_median_ns"] == spec["timing"]["latencyNs"]["median"]
+        assert row["latency_p20_ns"] == by_stat["p20"]
+        assert row["latency_p80_ns"] == by_stat["p80"]
+        assert (row["metric"], row["statistic"], row["unit"]) == ("latency", "median", "ns")
+        assert row["value"] == spec["timing"]["latencyNs"]["median"]
+        assert row["name"] == run["metadata"]["name"]
+        assert row["title"] == run["metadata"]["title"]
+        assert row["display_name"] == display
+        assert row["status"] == "passed"
+        assert row["observed_at"].isoformat() == spec["observedAt"].replace(".000Z", "")
+        assert row["year"] == int(spec["observedAt"][:4])
+        for column, key in [
+            ("protocol_digest", "protocolDigest"),
+            ("workload_digest", "workloadDigest"),
+            ("environment_digest", "environmentDigest"),
+            ("implementation_digest", "implementationDigest"),
+        ]:
+            assert row[column] == spec[key]
+        native = spec["sourceNative"]
+        assert row["source"] == native["source"] == "liger-kernel-bench"
+        assert row["benchmark"] == native["benchmark"]
+        assert row["external_id"] == native["externalId"]
+        assert row["labels"] == run["metadata"]["labels"]
+        assert row["version"] == run["metadata"]["labels"]["liger_version"]
+        assert row["source_file"].endswith(seed)
+
+
+def test_grpo_backward_median_is_162642944_ns(seeded_lake: Path) -> None:
+    (row,) = rows(seeded_lake, "runs", "benchmark = 'fused_linear_grpo_loss_token/backward'")
+    assert row["latency_median_ns"] == 162642944
+    assert row["latency_p20_ns"] == 162642944
+    assert row["latency_p80_ns"] == 162642944
+    assert (row["kernel"], row["pass"], row["provider"]) == (
+        "fused_linear_grpo_loss_token",
+        "backward",
+        "torch",
+    )
+
+
+def test_jsd_seed_is_jsd_backward_liger(seeded_lake: Path) -> None:
+    (row,) = rows(seeded_lake, "runs", "kernel = 'jsd'")
+    assert (row["kernel"], row["pass"], row["provider"]) == ("jsd", "backward", "liger")
+    assert row["latency_median_ns"] == 3714592
+    assert (row["latency_p20_ns"], row["latency_p80_ns"]) == (3713056, 3716128)
+    assert row["display_name"] == "Liger"
+    (kl,) = rows(seeded_lake, "runs", "kernel = 'kl_div'")
+    assert (kl["pass"], kl["provider"], kl["latency_median_ns"]) == ("full", "torch", 2855200)
+
+
+def test_measurements_hold_timing_and_measured_statistics(seeded_lake: Path) -> None:
+    got = {
+        (r["run_id"], r["statistic"]): (r["value"], r["unit"], r["origin"])
+        for r in rows(seeded_lake, "measurements")
+    }
+    assert len(got) == 9
+    for seed in (GRPO_SEED, JSD_SEED, KL_SEED):
+        run = read_seed(SEEDS / seed)[1]["run"]
+        run_id = reference_digest(run)
+        median = run["spec"]["timing"]["latencyNs"]["median"]
+        assert got[(run_id, "median")] == (median, "ns", "timing")
+        for m in run["spec"]["measurements"]:
+            assert got[(run_id, m["statistic"])] == (m["value"], m["unit"], "measurements")
+
+
+def test_three_environments_and_two_protocols_one_row_per_digest(seeded_lake: Path) -> None:
+    environments = {r["environment_digest"]: r for r in rows(seeded_lake, "environments")}
+    protocols = {r["protocol_digest"]: r for r in rows(seeded_lake, "protocols")}
+    assert len(environments) == 3
+    assert len(protocols) == 2
+    for seed in (GRPO_SEED, JSD_SEED, KL_SEED):
+        bundle = read_seed(SEEDS / seed)[1]
+        env_digest = bundle["run"]["spec"]["environmentDigest"]
+        assert reference_digest(bundle["environment"]) == env_digest  # seeds are consistent
+        env = environments[env_digest]
+        hw = bundle["environment"]["spec"]["hardware"]
+        assert (env["vendor"], env["product"], env["architecture"]) == (
+            hw["vendor"],
+            hw["product"],
+            hw["architecture"],
+        )
+        assert env["form_factor"] == hw.get("formFactor")
+        assert env["name"] == bundle["environment"]["metadata"]["name"]
+        assert json.loads(env["spec_json"]) == bundle["environment"]["spec"]
+        proto = protocols[bundle["run"]["spec"]["protocolDigest"]]
+        pspec = bundle["protocol"]["spec"]
+        assert proto["harness_name"] == pspec["harness"]["name"]
+        assert proto["harness_repository"] == pspec["harness"]["repository"]
+        assert proto["timer"] == pspec["measurement"]["timer"] == "cuda_events"
+        assert proto["primary_statistic"] == "median"
+        assert proto["comparability_family"] == pspec["comparability"]["family"]
+        assert proto["comparability_notes"] == pspec["comparability"]["notes"]
+
+
+def test_second_ingest_adds_nothing(seeded_lake: Path) -> None:
+    before_snapshot = Lake(seeded_lake).snapshot()
+    before_files = all_files(seeded_lake)
+    report = ingest([RAW], seeded_lake)
+    assert report.runs_added == 0
+    assert report.files_read == 0
+    assert report.files_unchanged == 3
+    assert report.dimensions_added == 0
+    assert report.rejected == 0
+    assert Lake(seeded_lake).snapshot().id == before_snapshot.id
+    assert all_files(seeded_lake) - before_files == set()
+    assert len(rows(seeded_lake, "runs")) == 3
+
+
+def test_the_shared_seeds_after_data_raw_add_nothing(seeded_lake: Path) -> None:
+    """The same bytes under another path are recognised by content hash."""
+    report = ingest([SEEDS], seeded_lake)
+    assert (report.files_unchanged, report.runs_added) == (3, 0)
+    assert len(rows(seeded_lake, "runs")) == 3
+
+
+def test_a_new_file_is_the_only_one_ingested(
+    tmp_path: Path, tmp_lake: Path, make_bundle: BundleFactory
+) -> None:
+    inbox = tmp_path / "inbox"
+    shutil.copytree(SEEDS, inbox)
+    assert ingest([inbox], tmp_lake).runs_added == 3
+    (inbox / "new.txt").write_text(seed_text("New one", make_bundle(variant=1)))
+    report = ingest([inbox], tmp_lake)
+    assert (report.files_read, report.files_unchanged) == (1, 3)
+    assert (report.runs_added, report.duplicates, report.dimensions_added) == (1, 0, 0)
+    assert len(rows(tmp_lake, "runs")) == 4
+    (new,) = rows(tmp_lake, "runs", "display_name = 'New one'")
+    assert new["latency_median_ns"] == 1001
+    ingested = {Path(r["path"]).name for r in rows(tmp_lake, "ingested_files")}
+    assert ingested == {p.name for p in inbox.iterdir()}
+
+
+def test_the_same_bundle_under_another_name_is_a_duplicate(
+    tmp_path: Path, seeded_lake: Path
+) -> None:
+    display, bundle = read_seed(SEEDS / JSD_SEED)
+    copy = tmp_path / "elsewhere" / "jsd-again.json"
+    copy.parent.mkdir()
+    copy.write_text(json.dumps(bundle))  # other bytes, same run
+    report = ingest([copy], seeded_lake)
+    assert (report.files_read, report.runs_added, report.duplicates) == (1, 0, 1)
+    assert report.rejected == 0
+    assert len(rows(seeded_lake, "runs")) == 3
+    assert len(rows(seeded_lake, "measurements")) == 9
+    (row,) = rows(seeded_lake, "runs", "kernel = 'jsd'")
+    assert row["display_name"] == display  # the first arrival is kept
+
+
+def test_a_modified_file_adds_only_its_new_runs(
+    tmp_path: Path, tmp_lake: Path, make_bundle: BundleFactory
+) -> None:
+    feed = tmp_path / "feed.jsonl"
+    lines = [json.dumps(make_bundle(variant=i)) for i in range(2)]
+    feed.write_text("\n".join(lines) + "\n")
+    assert ingest([feed], tmp_lake).runs_added == 2
+    lines.append(json.dumps(make_bundle(variant=2)))
+    feed.write_text("\n".join(lines) + "\n")
+    report = ingest([feed], tmp_lake)
+    assert (report.files_read, report.runs_added, report.duplicates) == (1, 1, 2)
+    medians = sorted(r["latency_median_ns"] for r in rows(tmp_lake, "runs"))
+    assert medians == [1000, 1001, 1002]
+
+
+def test_duplicates_within_one_batch_are_stored_once(
+    tmp_path: Path, tmp_lake: Path, make_bundle: BundleFactory
+) -> None:
+    feed = tmp_path / "twice.ndjson"
+    line = json.dumps(make_bundle())
+    feed.write_text(f"{line}\n{line}\n")
+    report = ingest([feed], tmp_lake)
+    assert (report.runs_added, report.duplicates) == (1, 1)
+    assert len(rows(tmp_lake, "runs")) == 1
+    assert len(rows(tmp_lake, "measurements")) == 3
+
+
+def test_run_without_timing_takes_its_first_measurement(
+    tmp_path: Path, tmp_lake: Path, make_bundle: BundleFactory
+) -> None:
+    bundle = make_bundle()
+    spec = bundle["run"]["spec"]
+    del spec["timing"]
+    spec["measurements"] = [
+        {"metric": "peak_memory", "statistic": "max", "unit": "mb", "value": 1234.5},
+    ]
+    path = tmp_path / "memory.json"
+    path.write_text(json.dumps(bundle))
+    report = ingest([path], tmp_lake)
+    assert (report.runs_added, report.rejected) == (1, 0), report.rejects
+    (row,) = rows(tmp_lake, "runs")
+    assert (row["metric"], row["statistic"], row["unit"], row["value"]) == (
+        "peak_memory",
+        "max",
+        "mb",
+        1234.5,
+    )
+    assert row["latency_median_ns"] is None
+    (m,) = rows(tmp_lake, "measurements")
+    assert (m["metric"], m["value"], m["origin"]) == ("peak_memory", 1234.5, "measurements")
+
+
+def test_latency_strings_convert_to_whole_nanoseconds(
+    tmp_path: Path, tmp_lake: Path, make_bundle: BundleFactory
+) -> None:
+    bundle = make_bundle()
+    bundle["run"]["spec"]["timing"]["latencyNs"] = {
+        "median": "3.714593 ms",
+        "mean": "3714 us",
+        "minimum": "1.5 s",
+        "confidence95": ["3 ms", 3800000],
+    }
+    path = tmp_path / "strings.json"
+    path.write_text(json.dumps(bundle))
+    report = ingest([path], tmp_lake)
+    assert report.rejected == 0, report.rejects
+    (row,) = rows(tmp_lake, "runs")
+    assert row["latency_median_ns"] == 3714593
+    assert row["latency_mean_ns"] == 3714000
+    timing = {
+        r["statistic"]: r["value"] for r in rows(tmp_lake, "measurements", "origin = 'timing'")
+    }
+    assert timing == {
+        "median": 3714593,
+        "mean": 3714000,
+        "minimum": 1_500_000_000,
+        "ci95_low": 3_000_000,
+        "ci95_high": 3_800_000,
+    }
+
+
+class TestVerifyDigests:
+    def test_seeds_pass(self, tmp_lake: Path) -> None:
+        report = ingest([SEEDS], tmp_lake, verify_digests=True)
+        assert (report.runs_added, report.rejected) == (3, 0), report.rejects
+
+    @pytest.mark.parametrize("part", ["protocol", "environment"])
+    def test_tampered_document_is_rejected_naming_the_mismatch(
+        self, tmp_path: Path, tmp_lake: Path, make_bundle: BundleFactory, part: str
+    ) -> None:
+        bundle = make_bundle()
+        if part == "protocol":
+            bundle["protocol"]["spec"]["measurement"]["timer"] = "wall_clock"
+        else:
+            bundle["environment"]["spec"]["hardware"]["product"] = "NVIDIA H200"
+        key = f"{part}Digest"
+        path = tmp_path / "tampered.json"
+        path.write_text(json.dumps(bundle))
+        report = ingest([path, SEEDS / JSD_SEED], tmp_lake, verify_digests=True)
+        assert (report.runs_added, report.rejected) == (1, 1)
+        (reject,) = report.rejects
+        assert key in reject.reason
+        assert bundle["run"]["spec"][key] in reject.reason
+        assert reference_digest(bundle[part]) in reject.reason
+        assert [r["kernel"] for r in rows(tmp_lake, "runs")] == ["jsd"]
+
+    def test_without_the_flag_a_tampered_bundle_lands(
+        self, tmp_path: Path, tmp_lake: Path, make_bundle: BundleFactory
+    ) -> None:
+        bundle = make_bundle()
+        bundle["protocol"]["spec"]["measurement"]["timer"] = "wall_clock"
+        path = tmp_path / "tampered.json"
+        path.write_text(json.dumps(bundle))
+        assert ingest([path], tmp_lake).runs_added == 1
+
+
+class TestLakeFormat:
+    def test_lake_records_its_format(self, seeded_lake: Path) -> None:
+        info = json.loads((seeded_lake / "kindex-lake.json").read_text())
+        assert info["format"] == 1
+
+    def test_newer_format_is_refused_with_a_clear_message(self, seeded_lake: Path) -> None:
+        (seeded_lake / "kindex-lake.json").write_text(json.dumps({"format": 99}))
+        before = all_files(seeded_lake)
+        with pytest.raises(LakeError, match=r"format 99.*reads format 1") as caught:
+            ingest([RAW], seeded_lake)
+        assert "upgrade" in str(caught.value)
+        with pytest.raises(LakeError, match="format 99"):
+            Lake(seeded_lake).snapshot()
+        assert all_files(seeded_lake) == before
+
+
+def test_importing_etl_loads_neither_typer_nor_rich() -> None:
+    code = (
+        "import sys, kindex_olap.etl\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in {'typer', 'rich', 'click'})\n"
+        "print(','.join(bad))\n"
+        "assert not bad, bad\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
