@@ -13,7 +13,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kindex_olap.lake import PARTITIONED, TABLES, Lake, Transaction, order_clause, resolve_lake
+from kindex_olap.lake import (
+    PARTITIONED,
+    ROW_GROUP_ROWS,
+    TABLES,
+    Lake,
+    Transaction,
+    order_clause,
+    resolve_lake,
+)
 
 
 @dataclass
@@ -71,7 +79,11 @@ def _rewrite(tx: Transaction, table: str) -> int:
     else:
         out = tx.staging / f"compact-{table}"
         relation.write_parquet(
-            str(out), compression="zstd", partition_by=partition_by, write_partition_columns=True
+            str(out),
+            compression="zstd",
+            row_group_size=ROW_GROUP_ROWS,
+            partition_by=partition_by,
+            write_partition_columns=True,
         )
         written = tx.adopt_partitioned(table, out)
     tx.replace(table, written)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from kindex_olap.flatten import DIGEST_COLUMNS, ROW_BUILDERS
-from kindex_olap.lake import PARTITIONED, crashpoint, order_clause
+from kindex_olap.lake import PARTITIONED, ROW_GROUP_ROWS, crashpoint, order_clause
 from kindex_olap.sqlfiles import read_sql, statements
 
 if TYPE_CHECKING:
@@ -151,6 +151,7 @@ class BatchWriter:
         self.con.sql(f"SELECT * FROM {table} {order_clause(table)}").write_parquet(
             str(out),
             compression="zstd",
+            row_group_size=ROW_GROUP_ROWS,
             partition_by=PARTITIONED[table],
             write_partition_columns=True,
         )
