@@ -75,6 +75,10 @@ def _free_numbers(spec: dict[str, Any]) -> Iterator[Any]:
     """The numbers of a validated run spec that the schema does not pin to safe integers."""
     for measurement in spec.get("measurements") or ():
         yield measurement["value"]
+    timing = spec.get("timing")
+    if timing:
+        for value in timing["latencyNs"].values():
+            yield from value if isinstance(value, list) else (value,)
     native = spec.get("sourceNative")
     if native and native.get("metrics"):
         yield from native["metrics"].values()

@@ -28,7 +28,13 @@ Name = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=200)]
 Commit = Annotated[str, Meta(pattern=r"^[0-9a-f]{40}$")]
 NonNegInt = Annotated[int, Meta(ge=0, le=_SAFE_INT_MAX)]
 PosInt = Annotated[int, Meta(gt=0, le=_SAFE_INT_MAX)]
-Duration = NonNegInt | Annotated[str, Meta(pattern=r"^\d+(\.\d+)?\s?(ns|us|µs|ms|s)$")]
+# JSON Schema's "integer" admits 162642944.0 (a number with a zero fraction), so whole-valued
+# floats are durations too; `duration_ns` refuses a fractional one.
+Duration = (
+    NonNegInt
+    | Annotated[float, Meta(ge=0, le=_SAFE_INT_MAX)]
+    | Annotated[str, Meta(pattern=r"^\d+(\.\d+)?\s?(ns|us|µs|ms|s)$")]
+)
 # Bounds reject NaN (every comparison with it fails) and infinities.
 _MAX_FLOAT = 1.7976931348623157e308
 Finite = Annotated[float, Meta(ge=-_MAX_FLOAT, le=_MAX_FLOAT)]
@@ -299,13 +305,18 @@ _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s?(ns|us|µs|ms|s)$")
 _NS_PER_UNIT = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 
-def duration_ns(value: int | str, where: str) -> int:
+def duration_ns(value: int | float | str, where: str) -> int:
     """Whole nanoseconds of a duration: an integer, or a decimal string with a unit.
 
-    "3.714593 ms" is 3714593 ns; "0.0000005 ms" is half a nanosecond and is refused.
+    "3.714593 ms" is 3714593 ns; "0.0000005 ms" is half a nanosecond and is refused, and so is
+    a number with a fraction (12.5).
     """
     if isinstance(value, int):
         return value
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValidationError(f"{where}: {value!r} is not a whole number of nanoseconds")
+        return int(value)
     match = _DURATION.match(value)
     if match is None:
         raise ValidationError(f"{where}: {value!r} is not a duration (expected e.g. '3.7 ms')")

@@ -287,6 +287,21 @@ def test_latency_strings_convert_to_whole_nanoseconds(
     }
 
 
+def test_whole_valued_float_latency_is_an_integer(
+    tmp_path: Path, tmp_lake: Path, make_bundle: BundleFactory
+) -> None:
+    """JSON Schema's "integer" admits 162642944.0; a fraction (1.5) stays refused elsewhere."""
+    bundle = make_bundle()
+    bundle["run"]["spec"]["timing"]["latencyNs"]["median"] = 162642944.0
+    path = tmp_path / "float.json"
+    path.write_text(json.dumps(bundle))
+    report = ingest([path], tmp_lake)
+    assert report.rejected == 0, report.rejects
+    (row,) = rows(tmp_lake, "runs")
+    assert row["latency_median_ns"] == 162642944
+    assert row["run_id"] == reference_digest(bundle["run"])
+
+
 class TestVerifyDigests:
     def test_seeds_pass(self, tmp_lake: Path) -> None:
         report = ingest([SEEDS], tmp_lake, verify_digests=True)
