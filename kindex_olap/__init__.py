@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["IngestReport", "connect", "ingest"]
+__all__ = ["IngestReport", "connect", "ingest", "runs", "speedups", "summary"]
 
 if TYPE_CHECKING:
+    from kindex_olap.api import runs, speedups, summary
     from kindex_olap.etl import IngestReport, ingest
 
 
@@ -25,4 +26,8 @@ def __getattr__(name: str) -> Any:
         from kindex_olap import engine
 
         return engine.connect
+    if name in {"speedups", "runs", "summary"}:
+        from kindex_olap import api
+
+        return getattr(api, name)
     raise AttributeError(f"module 'kindex_olap' has no attribute {name!r}")

@@ -35,6 +35,13 @@ def quote_literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def quote_identifier(name: str) -> str:
+    """A quoted SQL identifier for `name`: the one place kindex quotes a name into SQL text."""
+    if "\x00" in name:
+        raise QueryError("a NUL character cannot appear in a SQL identifier")
+    return '"' + name.replace('"', '""') + '"'
+
+
 def _list_literal(values: list[str]) -> str:
     return "[" + ", ".join(quote_literal(v) for v in values) + "]"
 

@@ -1,0 +1,289 @@
+"""Analyst-ready exports: denormalized, sorted, zstd Parquet (or CSV) plus a data dictionary.
+
+`export(out)` writes `speedups.parquet` (every comparable pair, ratios and verdicts) and
+`runs.parquet` (every run with its central value and p20/p80), each with GPU, kernel, pass,
+shape, implementation names and one `axis_<name>` column per workload axis, and `README.md`
+describing every column and the comparability rule. A shorthand query (as in `kindex query`)
+narrows both files to what it selects.
+
+Files are written with DuckDB relation methods (`write_parquet`, `write_csv`): no path is ever
+formatted into SQL. Rows are sorted by kernel, then GPU, so that Parquet row-group statistics
+let readers skip whole row groups when they filter on kernel or GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from kindex_olap.engine import VIEWS_FILE, connect, quote_identifier, snapshot_of
+from kindex_olap.errors import QueryError
+from kindex_olap.query import Options, _filters, load_vocabulary
+from kindex_olap.shorthand import Query, parse
+from kindex_olap.sqlfiles import read_sql
+
+ROW_GROUP_SIZE = 8192  # rows; small enough that per-kernel statistics can skip row groups
+
+
+class ExportFormat(enum.StrEnum):
+    """File formats of `kindex export`."""
+
+    parquet = "parquet"
+    csv = "csv"
+
+
+# name -> (unit, meaning). The export selects exactly these columns, so each is documented.
+_SHARED: dict[str, tuple[str, str]] = {
+    "kernel": ("", "Kernel (operation) name, e.g. jsd, cross_entropy"),
+    "operation_family": ("", "Family of the operation (e.g. rmsnorm), when the spec names one"),
+    "pass": ("", "Pass measured: forward, backward or full"),
+    "gpu": ("", "GPU product, e.g. NVIDIA B200"),
+    "form_factor": ("", "GPU form factor, e.g. SXM5, PCIe (empty when unknown)"),
+    "gpu_arch": ("", "GPU architecture, e.g. sm_100"),
+    "environment": ("", "Name of the benchmark environment (machine + software stack)"),
+    "protocol_family": ("", "Comparability family of the measurement protocol"),
+    "timer": ("", "Timer of the protocol, e.g. cuda_event"),
+    "metric": ("", "Measured quantity: latency, memory, ..."),
+    "statistic": ("", "Statistic of the primary value, e.g. median"),
+    "unit": ("", "Unit of the run's values as published (value, p20, p80 in runs)"),
+    "shape": ("", "Human label of the workload shape, e.g. tokens4096-vocab128256-fp32"),
+    "dtype": ("", "Data type of the workload's tensors, e.g. fp32, bf16"),
+    "workload_digest": ("", "sha256 of the workload spec (shape, dtypes, axes)"),
+    "environment_digest": ("", "sha256 of the environment spec"),
+    "protocol_digest": ("", "sha256 of the measurement protocol spec"),
+}
+_SPEEDUPS: dict[str, tuple[str, str]] = {
+    "pairing": ("", "'latest': newest run of each side; 'same_version': runs of one version"),
+    **_SHARED,
+    "candidate": ("", "Provider of the candidate implementation, e.g. liger"),
+    "baseline": ("", "Provider of the baseline implementation, e.g. torch"),
+    "candidate_name": ("", "Display name of the candidate implementation"),
+    "baseline_name": ("", "Display name of the baseline implementation"),
+    "baseline_is_reference": ("", "True when the baseline is the cell's reference (torch, ...)"),
+    "candidate_version": ("", "Version label of the candidate run"),
+    "baseline_version": ("", "Version label of the baseline run"),
+    "candidate_observed_at": ("UTC", "When the candidate run was measured"),
+    "baseline_observed_at": ("UTC", "When the baseline run was measured"),
+    "latest_in_version": ("", "Both runs are the newest of their side within that version"),
+    "candidate_run_id": ("", "run_id of the candidate run (join to runs.run_id)"),
+    "baseline_run_id": ("", "run_id of the baseline run (join to runs.run_id)"),
+    "speedup": ("ratio", "baseline_ns / candidate_ns: > 1 means the candidate is faster"),
+    "speedup_lo": ("ratio", "Conservative low end: baseline p20 / candidate p80"),
+    "speedup_hi": ("ratio", "Conservative high end: baseline p80 / candidate p20"),
+    "verdict": ("", "faster (lo > 1), slower (hi < 1), else within noise"),
+    "candidate_ns": ("ns", "Candidate's median latency"),
+    "baseline_ns": ("ns", "Baseline's median latency"),
+}
+_RUNS: dict[str, tuple[str, str]] = {
+    "run_id": ("", "sha256 of the canonical run document: the run's identity"),
+    **_SHARED,
+    "provider": ("", "Provider of the implementation, e.g. liger, torch"),
+    "implementation": ("", "Display name of the implementation"),
+    "implementation_digest": ("", "sha256 of the implementation spec"),
+    "version": ("", "Version label of the run (e.g. the Liger release)"),
+    "observed_at": ("UTC", "When the run was measured"),
+    "status": ("", "passed, or why the run failed; only passed runs are paired"),
+    "source": ("", "Where the run came from, e.g. liger"),
+    "value": ("see unit", "Central value of the primary statistic (median latency in ns, ...)"),
+    "p20": ("see unit", "20th percentile (empty when not published)"),
+    "p80": ("see unit", "80th percentile (empty when not published)"),
+}
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """One exported file: its view, the shorthand verb its filters follow, columns, order."""
+
+    name: str
+    view: str
+    verb: str
+    columns: dict[str, tuple[str, str]]
+    order: str
+    description: str
+
+
+_FILES = (
+    _Spec(
+        "speedups",
+        "speedups",
+        "speedup",
+        _SPEEDUPS,
+        "kernel, gpu, pass, environment, shape, candidate, baseline, pairing, "
+        "candidate_observed_at, baseline_observed_at",
+        "One row per ordered pair of comparable latency runs (candidate vs baseline).",
+    ),
+    _Spec(
+        "runs",
+        "observed_values",
+        "runs",
+        _RUNS,
+        "kernel, gpu, pass, environment, shape, provider, metric, observed_at, run_id",
+        "One row per run, whatever its metric and status.",
+    ),
+)
+
+
+@dataclass
+class ExportedFile:
+    """One written file: its path, row count, (name, type, unit, meaning) per column."""
+
+    path: Path
+    rows: int
+    columns: list[tuple[str, str, str, str]]
+    description: str
+
+
+@dataclass
+class ExportReport:
+    """What `export` wrote."""
+
+    out: Path
+    files: list[ExportedFile] = field(default_factory=list)
+    query: str | None = None
+
+    def summary(self) -> str:
+        parts = ", ".join(f"{f.path.name} ({f.rows} rows)" for f in self.files)
+        return f"wrote {parts} and README.md to {self.out}"
+
+
+def export(
+    out: str | os.PathLike[str],
+    query: str | None = None,
+    lake: str | os.PathLike[str] | None = None,
+    *,
+    fmt: ExportFormat = ExportFormat.parquet,
+    options: Options = Options(),
+) -> ExportReport:
+    """Write speedups and runs (all, or what shorthand `query` selects) and README.md to `out`.
+
+    export("exports/jsd", "speedup jsd b200", "data/parquet")
+    """
+    folder = Path(out).expanduser().resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    report = ExportReport(folder, query=query)
+    # read_only=False: the locked-down connection may not write outside the lake
+    con = connect(lake, read_only=False)
+    try:
+        parsed = parse(query, load_vocabulary(con)) if query else None
+        for spec in _FILES:
+            report.files.append(_export_one(con, spec, parsed, options, folder, fmt))
+    except duckdb.Error as e:
+        raise QueryError(f"export failed: {e}") from e
+    finally:
+        con.close()
+    (folder / "README.md").write_text(readme(report, snapshot_of(lake).id), encoding="utf-8")
+    return report
+
+
+def _export_one(
+    con: duckdb.DuckDBPyConnection,
+    spec: _Spec,
+    query: Query | None,
+    options: Options,
+    folder: Path,
+    fmt: ExportFormat,
+) -> ExportedFile:
+    _select_rows(con, spec, query, options)
+    axes = _axes(con)
+    names = [quote_identifier(c) for c in spec.columns]
+    names += [f"axes[?] AS {quote_identifier(column)}" for column, _ in axes]
+    sql = f"SELECT {', '.join(names)} FROM kindex_selection ORDER BY {spec.order}"
+    relation = con.sql(sql, params=[axis for _, axis in axes])
+    path = folder / f"{spec.name}.{fmt.value}"
+    _write(relation, path, fmt)
+    return ExportedFile(path, _count(con), _dictionary(relation, spec, axes), spec.description)
+
+
+def _select_rows(
+    con: duckdb.DuckDBPyConnection, spec: _Spec, query: Query | None, options: Options
+) -> None:
+    """Put the selected rows of the spec's view into the temp table kindex_selection."""
+    sql = f"CREATE OR REPLACE TEMP TABLE kindex_selection AS SELECT * FROM {spec.view}"
+    params: list[Any] = []
+    if query is not None:
+        # the same WHERE clauses as `kindex query`, with this file's verb
+        where = _filters(dataclasses.replace(query, verb=spec.verb), options)
+        if where.clauses:
+            sql += " WHERE " + " AND ".join(where.clauses)
+            params = where.params
+    con.execute(sql, params)
+
+
+def _axes(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """(column name, axis) per workload axis of the selection; names unique ignoring case."""
+    rows = con.execute(
+        "SELECT DISTINCT unnest(map_keys(axes)) AS a FROM kindex_selection ORDER BY a"
+    ).fetchall()
+    taken: set[str] = set()
+    result = []
+    for (axis,) in rows:
+        column, n = f"axis_{axis}", 1
+        while column.lower() in taken:  # DuckDB names are case-insensitive: axis_K vs axis_k
+            n += 1
+            column = f"axis_{axis}_{n}"
+        taken.add(column.lower())
+        result.append((column, str(axis)))
+    return result
+
+
+def _count(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute("SELECT count(*) FROM kindex_selection").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _write(relation: duckdb.DuckDBPyRelation, path: Path, fmt: ExportFormat) -> None:
+    if fmt is ExportFormat.parquet:
+        relation.write_parquet(str(path), compression="zstd", row_group_size=ROW_GROUP_SIZE)
+    else:
+        relation.write_csv(str(path), header=True)
+
+
+def _dictionary(
+    relation: duckdb.DuckDBPyRelation, spec: _Spec, axes: list[tuple[str, str]]
+) -> list[tuple[str, str, str, str]]:
+    meanings = dict(spec.columns)
+    for column, axis in axes:
+        meanings[column] = ("", f"Workload axis {axis!r} (empty when the workload has none)")
+    return [
+        (name, str(kind), *meanings[name])
+        for name, kind in zip(relation.columns, relation.types, strict=True)
+    ]
+
+
+# -- README -----------------------------------------------------------------------------------
+
+
+def comparability_rule() -> str:
+    """The comparability paragraphs of sql/views.sql's header comment (the one source)."""
+    lines = []
+    for line in read_sql(VIEWS_FILE).splitlines():
+        if not line.startswith("--"):
+            break
+        lines.append(line[2:].strip())
+    text = "\n".join(lines)
+    start = text.find("Comparability:")
+    return text[start:].strip() if start >= 0 else text
+
+
+def readme(report: ExportReport, snapshot: int) -> str:
+    """README.md of an export: what was exported, the comparability rule, the dictionary."""
+    selection = f'`kindex query "{report.query}"`' if report.query else "everything"
+    parts = [
+        "# kindex export\n",
+        f"Lake snapshot {snapshot}; selection: {selection}.\n",
+        "## Comparability rule\n",
+        comparability_rule() + "\n",
+    ]
+    for exported in report.files:
+        parts.append(f"## {exported.path.name} ({exported.rows} rows)\n")
+        parts.append(exported.description + "\n")
+        parts.append("| column | type | unit | meaning |\n|---|---|---|---|")
+        parts.extend(f"| {n} | {t} | {u} | {m} |" for n, t, u, m in exported.columns)
+        parts.append("")
+    return "\n".join(parts)
