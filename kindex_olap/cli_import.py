@@ -63,16 +63,19 @@ def liger(
             raw_dir=raw,
             report_path=report,
         )
-        typer.echo(result.summary())
+        typer.echo(result.summary(), err=True)
         if report is not None:
-            typer.echo(f"skipped rows listed in {report}")
+            typer.echo(f"skipped rows listed in {report}", err=True)
         if not no_ingest:
             from kindex_olap import ingest
 
-            typer.echo(str(ingest([raw], lake)))
+            ingested = ingest([raw], lake)
+            typer.echo(f"ingest: {ingested.summary()}", err=True)
     except KindexError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(exc.exit_code) from exc
+    if not no_ingest and ingested.rejected:
+        raise typer.Exit(1)
 
 
 @import_app.command("kernelindex")
