@@ -204,7 +204,8 @@ def _word(word: str, vocab: Vocabulary, state: _State) -> None:
         raise QueryError("'vs' needs an implementation on each side, e.g. liger vs torch")
     match = SHAPE_FILTER.match(word)
     if match:
-        state.shape_filters.append(_shape_filter(*match.groups(), vocab=vocab))
+        axis, op, raw = match.groups()
+        state.shape_filters.append(_shape_filter(axis, op, raw, vocab=vocab))
         return
     environments = resolve_gpu(word, vocab)
     if environments:

@@ -75,6 +75,15 @@ def _format_of(path: Path) -> tuple[str, str | None]:
     return "text", compression
 
 
+def open_decompressed(path: Path) -> IO[bytes]:
+    """A binary stream of a file's content, gunzipped or un-zstd'ed by its suffix.
+
+    Truncated compressed input raises EOFError instead of ending quietly.
+    """
+    _, compression = _format_of(path)
+    return _open(path, compression, None)
+
+
 def _open(path: Path, compression: str | None, data: bytes | None) -> IO[bytes]:
     raw: IO[bytes] = io.BytesIO(data) if data is not None else open(path, "rb")  # noqa: SIM115
     if compression == "gz":

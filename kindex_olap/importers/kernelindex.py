@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import re
 import shutil
@@ -36,6 +35,7 @@ import orjson
 
 from kindex_olap.canonical import CanonicalizationError, document_digest
 from kindex_olap.errors import ConfigError, SourceError
+from kindex_olap.sources import open_decompressed
 
 if TYPE_CHECKING:
     from kindex_olap.etl import IngestReport
@@ -102,20 +102,12 @@ def local_copy(source: str) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def open_lines(path: Path) -> Iterator[IO[bytes]]:
-    """A buffered binary stream of the export's decompressed lines (.zst, .gz or plain)."""
-    with open(path, "rb") as raw:
-        if path.name.endswith(".zst"):
-            import zstandard
+    """A buffered binary stream of the export's decompressed lines (.zst, .gz or plain).
 
-            reader = zstandard.ZstdDecompressor().stream_reader(raw)
-            yield io.BufferedReader(reader, 1 << 20)  # type: ignore[arg-type]
-        elif path.name.endswith(".gz"):
-            import gzip
-
-            with gzip.open(raw) as stream:
-                yield stream  # type: ignore[misc]
-        else:
-            yield raw
+    A truncated export raises EOFError rather than ending early (sources.open_decompressed).
+    """
+    with open_decompressed(path) as stream:
+        yield stream
 
 
 def iter_rows(path: Path, tables: frozenset[str]) -> Iterator[tuple[str, Row]]:
