@@ -171,7 +171,7 @@ class _Ingest:
         self, path: Path, known: tuple[dict[str, tuple[int, int]], set[str]]
     ) -> Iterator[Document | Problem]:
         known_paths, known_hashes = known
-        absolute = str(path.resolve())
+        absolute = os.path.abspath(path)
         stat = path.stat()
         if known_paths.get(absolute) == (stat.st_size, stat.st_mtime_ns):
             self.report.files_unchanged += 1
