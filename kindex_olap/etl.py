@@ -23,10 +23,13 @@ from kindex_olap.stage import ChunkResult, Reject, stage_chunk
 
 BATCH_RUNS = 50_000  # staged runs handed to DuckDB at a time (bounds memory)
 CHUNK_DOCUMENTS = 2_000  # documents per unit of work for a staging process
+CHUNK_FILES = 500  # small files per unit of work (the staging process reads them)
+SMALL_FILE_BYTES = 4 * 1024 * 1024  # larger files are streamed here, in chunks of documents
 CHUNK_BYTES = 8 * 1024 * 1024
-CHUNK_SEQ_STRIDE = 1 << 20  # sequence numbers (first occurrence wins) stay ordered across chunks
+# Sequence numbers (the first occurrence of a run wins) stay ordered across jobs and files.
+CHUNK_SEQ_STRIDE = 1 << 40
+FILE_SEQ_STRIDE = 1 << 24
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
-_IN_MEMORY_FILE_BYTES = 64 * 1024 * 1024
 ProgressFn = Callable[[int, int, int], None]
 
 
@@ -103,7 +106,12 @@ def _summary(report: IngestReport) -> dict[str, Any]:
 
 
 class _Ingest:
-    """One ingest's state: the transaction, the counters, the runs staged for DuckDB."""
+    """One ingest's state: the transaction, the counters, the runs staged for DuckDB.
+
+    Work goes to staging processes as jobs in input order: a batch of small files (the worker
+    reads, hashes and stages them) or a chunk of documents of one big file (read here, as a
+    stream). Results come back in the same order, so the first arrival of a run wins.
+    """
 
     def __init__(
         self, tx: Transaction, report: IngestReport, verify: bool, progress: ProgressFn | None
@@ -114,84 +122,123 @@ class _Ingest:
         self.progress = progress
         self.dimensions: dict[str, dict[str, dict[str, Any]]] = {}
         self.file_rows: dict[str, dict[str, Any]] = {}
+        self.known_hashes: set[str] = set()
         self.reject_rows: list[Reject] = []
         self.staged: list[bytes] = []
+        self.files_total = 0
+        self.files_done = 0
 
     def run(self, inputs: list[Path]) -> None:
         from kindex_olap.writer import BatchWriter
 
-        files = list(discover(inputs))
-        self.report.files_seen = len(files)
         self.writer = BatchWriter(self.tx)
-        known = self.writer.ingested_files()
-        chunks = self._chunks(files, known)
-        workers = _worker_count(files)
-        if workers > 1:
-            self._run_parallel(chunks, workers)
+        known_paths, self.known_hashes = self.writer.ingested_files()
+        files = self._changed_files(discover(inputs), known_paths)
+        total_bytes = sum(size for _, size, _ in files)
+        self.files_total = len(files)
+        jobs = self._jobs(files)
+        if total_bytes >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) > 1:
+            self._run_parallel(jobs, min(os.cpu_count() or 1, 8))
         else:
-            for number, chunk in enumerate(chunks):
-                self._absorb(stage_chunk(chunk, self.verify, number * CHUNK_SEQ_STRIDE))
+            for job in jobs:
+                self._absorb_job(job[0], _stage_job(job))
         self._flush()
         self.writer.finish(self.report)
         self.writer.write_dimensions(self.dimensions, self.report)
         self.writer.write_rejects(self.reject_rows)
         self.writer.write_files(list(self.file_rows.values()))
 
-    def _run_parallel(self, chunks: Iterator[list[Document | Problem]], workers: int) -> None:
+    def _changed_files(
+        self, paths: Iterable[Path], known_paths: dict[str, tuple[int, int]]
+    ) -> list[tuple[str, int, int]]:
+        """(absolute path, size, mtime_ns) of every input not ingested as it is now."""
+        changed = []
+        for path in paths:
+            self.report.files_seen += 1
+            absolute = os.path.abspath(path)
+            stat = os.stat(absolute)
+            if known_paths.get(absolute) == (stat.st_size, stat.st_mtime_ns):
+                self.report.files_unchanged += 1
+            else:
+                changed.append((absolute, stat.st_size, stat.st_mtime_ns))
+        return changed
+
+    def _run_parallel(self, jobs: Iterator[_Job], workers: int) -> None:
         import multiprocessing
 
         # spawn, not fork: the parent already runs DuckDB threads.
         context = multiprocessing.get_context("spawn")
-        with context.Pool(workers) as pool:
-            jobs = (
-                (chunk, self.verify, number * CHUNK_SEQ_STRIDE)
-                for number, chunk in enumerate(chunks)
-            )
-            for result in pool.imap(_stage_job, jobs, chunksize=1):
-                self._absorb(result)
+        kinds: list[str] = []
 
-    def _chunks(
-        self, files: list[Path], known: tuple[dict[str, tuple[int, int]], set[str]]
-    ) -> Iterator[list[Document | Problem]]:
+        def tracked() -> Iterator[_Job]:
+            for job in jobs:
+                kinds.append(job[0])
+                yield job
+
+        with context.Pool(workers) as pool:
+            for number, result in enumerate(pool.imap(_stage_job, tracked(), chunksize=1)):
+                self._absorb_job(kinds[number], result)
+
+    def _jobs(self, files: list[tuple[str, int, int]]) -> Iterator[_Job]:
+        batch: list[tuple[str, int, int]] = []
+        batch_bytes = 0
+        number = 0
+        for file in files:
+            if file[1] <= SMALL_FILE_BYTES:
+                batch.append(file)
+                batch_bytes += file[1]
+                if len(batch) >= CHUNK_FILES or batch_bytes >= CHUNK_BYTES:
+                    yield ("files", batch, self.verify, number * CHUNK_SEQ_STRIDE)
+                    number, batch, batch_bytes = number + 1, [], 0
+                continue
+            if batch:
+                yield ("files", batch, self.verify, number * CHUNK_SEQ_STRIDE)
+                number, batch, batch_bytes = number + 1, [], 0
+            for chunk in self._big_file_chunks(file):
+                yield ("documents", chunk, self.verify, number * CHUNK_SEQ_STRIDE)
+                number += 1
+        if batch:
+            yield ("files", batch, self.verify, number * CHUNK_SEQ_STRIDE)
+
+    def _big_file_chunks(self, file: tuple[str, int, int]) -> Iterator[list[Document | Problem]]:
+        path, size, mtime = file
+        content_hash = _sha256(Path(path))
+        if content_hash in self.known_hashes:
+            self.report.files_unchanged += 1
+            self.files_done += 1
+            return
+        self.known_hashes.add(content_hash)
+        self._count_file(_file_row(path, size, mtime, content_hash))
         chunk: list[Document | Problem] = []
-        size = 0
-        for number, path in enumerate(files, 1):
-            for item in self._read(path, known):
-                chunk.append(item)
-                size += len(item.text)
-                if len(chunk) >= CHUNK_DOCUMENTS or size >= CHUNK_BYTES:
-                    yield chunk
-                    chunk, size = [], 0
-            if self.progress is not None:
-                self.progress(number, len(files), self.report.documents)
+        chunk_bytes = 0
+        for item in read_documents(Path(path)):
+            chunk.append(item)
+            chunk_bytes += len(item.text)
+            if len(chunk) >= CHUNK_DOCUMENTS or chunk_bytes >= CHUNK_BYTES:
+                yield chunk
+                chunk, chunk_bytes = [], 0
         if chunk:
             yield chunk
 
-    def _read(
-        self, path: Path, known: tuple[dict[str, tuple[int, int]], set[str]]
-    ) -> Iterator[Document | Problem]:
-        known_paths, known_hashes = known
-        absolute = os.path.abspath(path)
-        stat = path.stat()
-        if known_paths.get(absolute) == (stat.st_size, stat.st_mtime_ns):
-            self.report.files_unchanged += 1
-            return
-        data = path.read_bytes() if stat.st_size <= _IN_MEMORY_FILE_BYTES else None
-        content_hash = _sha256(path, data)
-        if content_hash in known_hashes:
-            self.report.files_unchanged += 1
-            return
-        known_hashes.add(content_hash)
+    def _count_file(self, row: dict[str, Any]) -> None:
         self.report.files_read += 1
-        self.file_rows[str(path)] = {
-            "path": absolute,
-            "size": stat.st_size,
-            "mtime_ns": stat.st_mtime_ns,
-            "sha256": content_hash,
-            "documents": 0,
-            "rejected": 0,
-        }
-        yield from read_documents(path, data)
+        self.file_rows[row["path"]] = row
+
+    def _absorb_job(self, kind: str, result: Any) -> None:
+        if kind == "documents":
+            self._absorb(result)
+            return
+        for row, file_result in result:
+            self.files_done += 1
+            if row["sha256"] in self.known_hashes:  # the same bytes under another path
+                self.report.files_unchanged += 1
+                continue
+            if row["sha256"] is not None:  # an unreadable file is retried next time
+                self.known_hashes.add(row["sha256"])
+                self._count_file(row)
+            self._absorb(file_result)
+        if self.progress is not None:
+            self.progress(self.files_done, self.files_total, self.report.documents)
 
     def _absorb(self, result: ChunkResult) -> None:
         for path, (documents, rejected) in result.per_file.items():
@@ -218,23 +265,40 @@ class _Ingest:
             self.staged = []
 
 
-def _stage_job(job: tuple[list[Document | Problem], bool, int]) -> ChunkResult:
-    return stage_chunk(*job)
+_Job = tuple[str, Any, bool, int]
 
 
-def _worker_count(files: list[Path]) -> int:
-    """One staging process per core for big inputs; inline where start-up would dominate."""
-    total = 0
-    for path in files:
-        total += path.stat().st_size
-        if total >= PARALLEL_MIN_BYTES:
-            return max(1, min(os.cpu_count() or 1, 8))
-    return 1
+def _stage_job(job: _Job) -> Any:
+    """Run in a staging process: a chunk of documents, or a batch of small files to read."""
+    kind, payload, verify, first_seq = job
+    if kind == "documents":
+        return stage_chunk(payload, verify, first_seq)
+    out = []
+    for number, (path, size, mtime) in enumerate(payload):
+        try:
+            data = Path(path).read_bytes()
+        except OSError as e:
+            items: list[Document | Problem] = [Problem(path, None, f"unreadable file: {e}")]
+            row = _file_row(path, size, mtime, None)
+        else:
+            items = list(read_documents(Path(path), data))
+            row = _file_row(path, size, mtime, hashlib.sha256(data).hexdigest())
+        out.append((row, stage_chunk(items, verify, first_seq + number * FILE_SEQ_STRIDE)))
+    return out
 
 
-def _sha256(path: Path, data: bytes | None) -> str:
-    if data is not None:
-        return hashlib.sha256(data).hexdigest()
+def _file_row(path: str, size: int, mtime: int, content_hash: str | None) -> dict[str, Any]:
+    return {
+        "path": path,
+        "size": size,
+        "mtime_ns": mtime,
+        "sha256": content_hash,
+        "documents": 0,
+        "rejected": 0,
+    }
+
+
+def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
