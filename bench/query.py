@@ -4,7 +4,13 @@ against the same SQL on DuckDB tables materialized in memory from the same data.
     .venv/bin/python bench/query.py --runs 1000000 --work /tmp/kindex-bench
 
 Bundles vary the real JSD seed: 40 kernels x 3 providers x 3 passes x 8 GPUs x 12 shapes x
-repeated sweeps (versions), written as one JSONL file and ingested with kindex's own ingest.
+repeated sweeps (versions), written as JSONL files of CHUNK bundles, each ingested with kindex's
+own ingest (one ingest of 1M bundles runs out of the writer's memory limit), then compacted
+into one sorted file per partition.
+
+Per question it prints: warm `run_query` (vocabulary, parse, compile, run), the compiled SQL on
+the Parquet views (table macros with bound filters), the same SQL on in-memory tables, and the
+pre-macro form (filters in a WHERE over the plain view) on Parquet for comparison.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ GPUS = [("NVIDIA B200", "sm_100"), ("NVIDIA H100", "sm_90"), ("NVIDIA A100", "sm
     (f"NVIDIA GPU{i}", "sm_89") for i in range(5)
 ]
 SHAPES = [f"tokens{2**i}-vocab128256-fp32" for i in range(10, 22)]
+CHUNK = 250_000
 
 
 def digest(tag: str) -> str:
@@ -106,17 +113,29 @@ def build_lake(work: Path, count: int) -> Path:
     lake = work / "lake"
     if (lake / "_kindex" / "CURRENT").exists():
         return lake
-    jsonl = work / "bundles.jsonl"
     started = time.perf_counter()
-    with open(jsonl, "wb") as handle:
-        for bundle in bundles(count):
-            handle.write(orjson.dumps(bundle) + b"\n")
+    chunks: list[Path] = []
+    handle = None
+    for i, bundle in enumerate(bundles(count)):
+        if i % CHUNK == 0:
+            if handle:
+                handle.close()
+            chunks.append(work / f"bundles-{len(chunks):03d}.jsonl")
+            handle = open(chunks[-1], "wb")  # noqa: SIM115
+        assert handle is not None
+        handle.write(orjson.dumps(bundle) + b"\n")
+    if handle:
+        handle.close()
     print(f"generated {count} bundles in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    from kindex_olap.compact import compact
     from kindex_olap.etl import ingest
 
     started = time.perf_counter()
-    report = ingest([jsonl], lake)
-    print(f"ingested: {report.runs_added} runs in {time.perf_counter() - started:.1f} s")
+    added = 0
+    for chunk in chunks:
+        added += ingest([chunk], lake).runs_added
+    print(f"ingested: {added} runs in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    print(compact(lake), file=sys.stderr)
     return lake
 
 
@@ -148,6 +167,33 @@ def materialized(lake: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def snapshot_files(lake: Path) -> list[str]:
+    from kindex_olap.engine import snapshot_of
+
+    return snapshot_of(lake).files("runs")
+
+
+def comparable(rows: list[tuple[Any, ...]]) -> list[str]:
+    """Rows as sorted text, floats to 12 digits (a geomean's last bits follow the row order)."""
+    return sorted(
+        repr(tuple(f"{v:.12g}" if isinstance(v, float) else v for v in row)) for row in rows
+    )
+
+
+def pre_macro_sql(text: str, vocab: Any) -> Any:
+    """The query as compiled before the table macros: every filter in a WHERE over the view."""
+    from kindex_olap.query import VERB_SQL, Compiled, Options, _filters
+    from kindex_olap.shorthand import parse
+
+    query = parse(text, vocab)
+    spec = VERB_SQL[query.verb]
+    where = _filters(query, Options())
+    sql = f"SELECT {spec.select}\nFROM {spec.view}\nWHERE " + "\n  AND ".join(where.clauses)
+    if spec.group:
+        sql += f"\nGROUP BY {spec.group}"
+    return Compiled(sql + f"\nORDER BY {spec.order}", tuple(where.params))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=1_000_000)
@@ -161,17 +207,30 @@ def main() -> None:
     from kindex_olap.shorthand import parse
 
     con = connect(lake)
+    runs = con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
+    files = len(snapshot_files(lake))
+    print(f"lake: {runs} runs in {files} runs file(s); duckdb {duckdb.__version__}")
+    started = time.perf_counter()
     mat = materialized(lake)
+    print(f"materialized in-memory tables in {time.perf_counter() - started:.1f} s")
     vocab = load_vocabulary(con)
+    vocabulary = median_ms(lambda: load_vocabulary(con))
+    print(f"load_vocabulary: {vocabulary:.0f} ms")
     for text in ("speedup jsd b200", "summary"):
         compiled = compile_query(parse(text, vocab))
+        before = pre_macro_sql(text, vocab)
         views = median_ms(lambda t=text: run_query(t, con=con))
         sql_only = median_ms(lambda c=compiled: con.execute(c.sql, list(c.params)).fetchall())
         tables = median_ms(lambda c=compiled: mat.execute(c.sql, list(c.params)).fetchall())
-        rows = len(con.execute(compiled.sql, list(compiled.params)).fetchall())
+        old = median_ms(lambda c=before: con.execute(c.sql, list(c.params)).fetchall(), 3)
+        rows = con.execute(compiled.sql, list(compiled.params)).fetchall()
+        assert comparable(rows) == comparable(
+            con.execute(before.sql, list(before.params)).fetchall()
+        ), "the macro form and the view form disagree"
         print(
-            f"{text!r}: {rows} rows; warm run_query {views:.0f} ms, its SQL on Parquet views "
-            f"{sql_only:.0f} ms, same SQL on in-memory tables {tables:.0f} ms"
+            f"{text!r}: {len(rows)} rows; warm run_query {views:.0f} ms, its SQL on Parquet "
+            f"views {sql_only:.0f} ms, same SQL on in-memory tables {tables:.0f} ms "
+            f"(ratio {sql_only / tables:.2f}); pre-macro SQL on Parquet views {old:.0f} ms"
         )
     cold = []
     for _ in range(3):
@@ -190,7 +249,10 @@ def main() -> None:
             capture_output=True,
         )
         cold.append(time.perf_counter() - started)
-    print(f"cold `kindex query 'speedup jsd b200'` process: median {statistics.median(cold):.2f} s")
+    print(
+        f"cold `kindex query 'speedup jsd b200' -f csv` process: median "
+        f"{statistics.median(cold):.2f} s (of {', '.join(f'{t:.2f}' for t in cold)})"
+    )
 
 
 if __name__ == "__main__":

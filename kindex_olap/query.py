@@ -2,6 +2,10 @@
 
 User text never reaches SQL text: every value is a bound `?` parameter, and every identifier
 comes from the fixed tables below (`VERB_SQL`, `_FILTER_COLUMNS`, `OPERATORS`).
+
+Each verb reads a table macro of sql/views.sql (the views are the same macros called without
+filters) and passes the kernel, environment and pass filters to it as bound lists: they then
+apply to the runs scan, before the latest-run ranking and the pair self-join, instead of after.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ PAIR_VERBS = ("speedup", "summary", "memory")
 
 @dataclass(frozen=True)
 class VerbSql:
-    """The fixed SQL skeleton of one verb: its view, select list, grouping and order."""
+    """The fixed SQL skeleton of one verb: its view (read through the view's table macro
+    `<view>_for(kernels, environments, passes)`), select list, grouping and order."""
 
     view: str
     select: str
@@ -132,6 +137,18 @@ class QueryResult:
 class _Where:
     clauses: list[str] = field(default_factory=list)
     params: list[Any] = field(default_factory=list)
+    # kernel, environment and pass filters for observations_for(?, ?, ?) (explain_empty)
+    scope: list[list[str] | None] = field(default_factory=lambda: [None, None, None])
+
+    def copy(self) -> _Where:
+        return _Where(list(self.clauses), list(self.params), list(self.scope))
+
+    def observations(self) -> tuple[str, list[Any]]:
+        """`FROM observations_for(?, ?, ?) [WHERE ...]` and its parameters."""
+        sql = "FROM observations_for(?, ?, ?)"
+        if self.clauses:
+            sql += " WHERE " + " AND ".join(self.clauses)
+        return sql, [*self.scope, *self.params]
 
     def add(self, clause: str, *params: Any) -> None:
         self.clauses.append(clause)
@@ -184,23 +201,36 @@ def _column(con: duckdb.DuckDBPyConnection, sql: str) -> list[Any]:
 
 
 def compile_query(query: Query, options: Options = Options()) -> Compiled:
-    """Parameterized SQL for `query` over the views."""
+    """Parameterized SQL for `query`: the verb's table macro with the kernel, environment and
+    pass filters as its bound arguments (NULL: no filter), the other filters in WHERE."""
     spec = VERB_SQL[query.verb]
-    where = _filters(query, options)
-    sql = f"SELECT {spec.select}\nFROM {spec.view}"
+    where = _filters(query, options, scope=False)
+    sql = f"SELECT {spec.select}\nFROM {spec.view}_for(?, ?, ?)"
     if where.clauses:
         sql += "\nWHERE " + "\n  AND ".join(where.clauses)
     if spec.group:
         sql += f"\nGROUP BY {spec.group}"
     sql += f"\nORDER BY {spec.order}"
-    return Compiled(sql=sql, params=tuple(where.params))
+    return Compiled(sql=sql, params=(*scope_arguments(query), *where.params))
 
 
-def _filters(query: Query, options: Options) -> _Where:
+def scope_arguments(query: Query) -> tuple[list[str] | None, list[str] | None, list[str] | None]:
+    """The kernel, environment and pass filters as the table macros' list arguments."""
+    return (
+        list(query.kernels) or None,
+        list(query.environments) or None,
+        list(query.passes) or None,
+    )
+
+
+def _filters(query: Query, options: Options, scope: bool = True) -> _Where:
+    """WHERE clauses over the verb's view; scope=False leaves out the kernel, environment and
+    pass filters (compile_query passes those to the view's table macro instead)."""
     where = _Where()
-    where.add_in("kernel", query.kernels)
-    where.add_in("environment_digest", query.environments)
-    where.add_in("pass", query.passes)
+    if scope:
+        where.add_in("kernel", query.kernels)
+        where.add_in("environment_digest", query.environments)
+        where.add_in("pass", query.passes)
     for shape in query.shape_filters:
         _shape_clause(where, shape)
     if query.verb in PAIR_VERBS:
@@ -299,8 +329,11 @@ def explain_empty(
     steps = _filter_steps(query, metric)
     where = _Where()
     for label, clause, params, dimension in steps:
-        before = _Where(list(where.clauses), list(where.params))
-        where.add(clause, *params)
+        before = where.copy()
+        if clause in _SCOPE_SLOTS:
+            where.scope[_SCOPE_SLOTS[clause]] = list(params)
+        else:
+            where.add(clause, *params)
         if _count(con, where) == 0:
             return [
                 f"no runs match: the filter {label} left nothing{_held(con, before, dimension)}"
@@ -313,6 +346,8 @@ def explain_empty(
 _Step = tuple[str, str, tuple[Any, ...], str]
 # what to list when a step empties the result: the values its dimension takes before it
 _GPU_LABEL = "concat_ws(' ', gpu, form_factor)"
+# steps that are observations_for's arguments rather than WHERE clauses
+_SCOPE_SLOTS = {"kernel": 0, "environment": 1, "pass": 2}
 
 
 def _filter_steps(query: Query, metric: str) -> list[_Step]:
@@ -321,14 +356,13 @@ def _filter_steps(query: Query, metric: str) -> list[_Step]:
     ]
     if query.kernels:
         label = f"kernel {' '.join(query.kernel_words)}"
-        steps.append((label, _in("kernel", query.kernels), query.kernels, "kernel"))
+        steps.append((label, "kernel", query.kernels, "kernel"))
     if query.environments:
         label = f"gpu {' '.join(query.gpu_words)}"
-        clause = _in("environment_digest", query.environments)
-        steps.append((label, clause, query.environments, _GPU_LABEL))
+        steps.append((label, "environment", query.environments, _GPU_LABEL))
     if query.passes:
         label = f"pass {' '.join(query.passes)}"
-        steps.append((label, _in("pass", query.passes), query.passes, "pass"))
+        steps.append((label, "pass", query.passes, "pass"))
     for shape in query.shape_filters:
         sub = _Where()
         _shape_clause(sub, shape)
@@ -338,12 +372,9 @@ def _filter_steps(query: Query, metric: str) -> list[_Step]:
 
 def _held(con: duckdb.DuckDBPyConnection, before: _Where, dimension: str) -> str:
     """'; before it the runs have gpu: NVIDIA A100 SXM4-80GB, ...' (at most 12 values)."""
-    sql = f"SELECT DISTINCT {dimension} AS v FROM observations"  # dimension: fixed list above
-    if before.clauses:
-        sql += " WHERE " + " AND ".join(before.clauses)
-    values = [
-        str(r[0]) for r in con.execute(sql + " ORDER BY v LIMIT 13", before.params).fetchall()
-    ]
+    source, params = before.observations()
+    sql = f"SELECT DISTINCT {dimension} AS v {source}"  # dimension: fixed list above
+    values = [str(r[0]) for r in con.execute(sql + " ORDER BY v LIMIT 13", params).fetchall()]
     if not values:
         return ""
     shown = ", ".join(values[:12]) + (", ..." if len(values) > 12 else "")
@@ -351,24 +382,17 @@ def _held(con: duckdb.DuckDBPyConnection, before: _Where, dimension: str) -> str
     return f" (the runs before it have {name}: {shown})"
 
 
-def _in(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join('?' for _ in values)})"
-
-
 def _count(con: duckdb.DuckDBPyConnection, where: _Where) -> int:
-    sql = "SELECT count(*) FROM observations WHERE " + " AND ".join(where.clauses)
-    row = con.execute(sql, where.params).fetchone()
+    source, params = where.observations()
+    row = con.execute(f"SELECT count(*) {source}", params).fetchone()
     return int(row[0]) if row else 0
 
 
 def _no_pairs(con: duckdb.DuckDBPyConnection, query: Query, where: _Where, options: Options) -> str:
     """'the lake holds a liger jsd backward run on NVIDIA B200 but no comparable baseline'."""
-    sql = (
-        "SELECT provider, kernel, pass, gpu, count(*) FROM observations WHERE "
-        + " AND ".join(where.clauses)
-        + " GROUP BY ALL ORDER BY ALL"
-    )
-    groups = con.execute(sql, where.params).fetchall()
+    source, params = where.observations()
+    sql = f"SELECT provider, kernel, pass, gpu, count(*) {source} GROUP BY ALL ORDER BY ALL"
+    groups = con.execute(sql, params).fetchall()
     candidate = query.candidate or DEFAULT_CANDIDATE
     held = [g for g in groups if g[0] == candidate]
     if not held:

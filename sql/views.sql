@@ -41,9 +41,19 @@ SELECT * FROM read_parquet(getvariable('rejects_files'), union_by_name = true, h
 CREATE OR REPLACE VIEW ingested_files AS
 SELECT * FROM read_parquet(getvariable('ingested_files_files'), union_by_name = true, hive_partitioning = false);
 
--- One row per run with its dimensions, whatever its metric. Dimension tables may hold a digest
--- more than once (re-ingested documents), hence the any_value lookups.
-CREATE OR REPLACE VIEW observations AS
+-- The derived views are table macros called without filters; kindex query calls the same
+-- macros with its kernel / environment / pass filters as bound list parameters, so the filters
+-- reach the runs scan (row-group statistics of the sorted runs files prune it) before the
+-- latest-run ranking, the reference-provider window and the pair self-join. NULL: no filter.
+-- Every filtered column is a comparability key, so filtering first never changes a pair.
+
+-- One row per run with its dimensions, whatever its metric; also the run's latency p20/p80
+-- (kindex_latency's input). Dimension tables may hold a digest more than once (re-ingested
+-- documents), hence the any_value lookups. The kernel of a run is its workload's operation,
+-- else the kernel parsed from its benchmark name: runs whose own kernel column differs from
+-- their workload's operation are found through the workloads table (the second branch of r).
+CREATE OR REPLACE MACRO observations_wide_for(kernel_filter, environment_filter, pass_filter)
+AS TABLE
 WITH
     w AS (SELECT workload_digest, any_value(operation) AS operation,
                  any_value(operation_spec_digest) AS operation_spec_digest, any_value(dtype) AS dtype,
@@ -59,7 +69,21 @@ WITH
           FROM environments GROUP BY environment_digest),
     p AS (SELECT protocol_digest, any_value(comparability_family) AS family,
                  any_value(timer) AS timer
-          FROM protocols GROUP BY protocol_digest)
+          FROM protocols GROUP BY protocol_digest),
+    r AS (
+        SELECT * FROM runs
+        WHERE (kernel_filter IS NULL OR list_contains(kernel_filter, kernel))
+          AND (environment_filter IS NULL OR list_contains(environment_filter, environment_digest))
+          AND (pass_filter IS NULL OR list_contains(pass_filter, pass))
+        UNION ALL
+        SELECT * FROM runs
+        WHERE kernel_filter IS NOT NULL
+          AND (kernel IS NULL OR NOT list_contains(kernel_filter, kernel))
+          AND workload_digest IN (
+              SELECT workload_digest FROM workloads WHERE list_contains(kernel_filter, operation))
+          AND (environment_filter IS NULL OR list_contains(environment_filter, environment_digest))
+          AND (pass_filter IS NULL OR list_contains(pass_filter, pass))
+    )
 SELECT
     r.run_id,
     coalesce(w.operation, r.kernel) AS kernel,
@@ -87,44 +111,70 @@ SELECT
     r.workload_digest,
     r.environment_digest,
     r.protocol_digest,
-    r.implementation_digest
-FROM runs r
+    r.implementation_digest,
+    r.latency_p20_ns,
+    r.latency_p80_ns
+FROM r
 LEFT JOIN w USING (workload_digest)
 LEFT JOIN o ON o.operation_spec_digest = w.operation_spec_digest
 LEFT JOIN i USING (implementation_digest)
 LEFT JOIN e USING (environment_digest)
-LEFT JOIN p USING (protocol_digest);
+LEFT JOIN p USING (protocol_digest)
+WHERE kernel_filter IS NULL OR list_contains(kernel_filter, coalesce(w.operation, r.kernel));
+
+CREATE OR REPLACE MACRO observations_for(kernel_filter, environment_filter, pass_filter)
+AS TABLE
+SELECT * EXCLUDE (latency_p20_ns, latency_p80_ns)
+FROM observations_wide_for(kernel_filter, environment_filter, pass_filter);
+
+CREATE OR REPLACE VIEW observations AS
+SELECT * FROM observations_for(NULL, NULL, NULL);
 
 -- Latency runs: one row per run with median (the primary statistic's value), p20 and p80.
-CREATE OR REPLACE VIEW latency AS
+CREATE OR REPLACE MACRO latency_for(kernel_filter, environment_filter, pass_filter) AS TABLE
 SELECT
-    o.* EXCLUDE (value),
-    o.value AS median_ns,
-    r.latency_p20_ns AS p20_ns,
-    r.latency_p80_ns AS p80_ns
-FROM observations o
-JOIN runs r USING (run_id)
-WHERE o.metric = 'latency';
+    * EXCLUDE (value, latency_p20_ns, latency_p80_ns),
+    value AS median_ns,
+    latency_p20_ns AS p20_ns,
+    latency_p80_ns AS p80_ns
+FROM observations_wide_for(kernel_filter, environment_filter, pass_filter)
+WHERE metric = 'latency';
 
--- Runs of any metric with the central value and its p20/p80 spread (latency from runs' columns,
--- other metrics from measurements), the input of the pairing below.
-CREATE OR REPLACE VIEW observed_values AS
-SELECT * EXCLUDE (median_ns, p20_ns, p80_ns), median_ns AS value, p20_ns AS p20, p80_ns AS p80
-FROM latency
-UNION ALL BY NAME
-SELECT o.*, m.p20, m.p80
-FROM observations o
+CREATE OR REPLACE VIEW latency AS
+SELECT * FROM latency_for(NULL, NULL, NULL);
+
+-- Runs of one metric (metric_filter; NULL: any) with the central value and its p20/p80 spread
+-- (latency from runs' columns, other metrics from measurements), the input of the pairing.
+CREATE OR REPLACE MACRO observed_values_for(
+    kernel_filter, environment_filter, pass_filter, metric_filter) AS TABLE
+SELECT
+    o.* EXCLUDE (value, latency_p20_ns, latency_p80_ns),
+    o.value,
+    CASE WHEN o.metric = 'latency' THEN o.latency_p20_ns ELSE m.p20 END AS p20,
+    CASE WHEN o.metric = 'latency' THEN o.latency_p80_ns ELSE m.p80 END AS p80
+FROM observations_wide_for(kernel_filter, environment_filter, pass_filter) o
 LEFT JOIN (
     SELECT run_id, metric, unit,
            any_value(value) FILTER (WHERE statistic = 'p20') AS p20,
            any_value(value) FILTER (WHERE statistic = 'p80') AS p80
     FROM measurements
-    WHERE metric <> 'latency'
+    WHERE metric <> 'latency' AND (metric_filter IS NULL OR metric = metric_filter)
     GROUP BY ALL
-) m USING (run_id, metric, unit)
-WHERE o.metric <> 'latency';
+) m ON m.run_id = o.run_id AND m.metric = o.metric AND m.unit = o.unit
+WHERE o.metric IS NOT NULL AND (metric_filter IS NULL OR o.metric = metric_filter);
+
+CREATE OR REPLACE VIEW observed_values AS
+SELECT * FROM observed_values_for(NULL, NULL, NULL, NULL);
+
+-- The default baseline's preference: see the header. NULL for liger* (never a reference).
+CREATE OR REPLACE MACRO kindex_reference_rank(provider) AS
+    coalesce(list_position(['torch', 'huggingface', 'torch_compile', 'torchcompile', 'megatron',
+                            'megatron-unfused', 'deepspeed_tiled'], provider),
+             CASE WHEN provider LIKE 'liger%' THEN NULL ELSE 100 END);
 
 -- Passed runs ranked inside their cell: newest first per implementation, and per version.
+-- (comparable_pairs_for finds the rank-1 runs with the same orderings as first(run_id ORDER BY
+-- ...) aggregates: DuckDB's window operator costs far more here, 3 s against 0.2 s at 1M runs.)
 CREATE OR REPLACE VIEW ranked_runs AS
 SELECT
     *,
@@ -136,9 +186,7 @@ SELECT
         PARTITION BY kernel, pass, workload_digest, environment_digest, protocol_digest,
                      metric, statistic, unit, implementation_digest, version
         ORDER BY observed_at DESC, run_id) AS newest_in_version_rank,
-    coalesce(list_position(['torch', 'huggingface', 'torch_compile', 'torchcompile', 'megatron',
-                            'megatron-unfused', 'deepspeed_tiled'], provider),
-             CASE WHEN provider LIKE 'liger%' THEN NULL ELSE 100 END) AS reference_rank
+    kindex_reference_rank(provider) AS reference_rank
 FROM observed_values
 WHERE status = 'passed';
 
@@ -146,53 +194,91 @@ WHERE status = 'passed';
 -- pairing = 'latest': the newest passed run of each side, whatever their versions.
 -- pairing = 'same_version': every pair of runs labelled with the same version;
 -- latest_in_version marks the newest run of each side within that version.
-CREATE OR REPLACE VIEW comparable_pairs AS
-WITH cells AS (
-    SELECT *,
-           arg_min(provider, (reference_rank, provider)) FILTER (WHERE reference_rank IS NOT NULL)
-               OVER (PARTITION BY kernel, pass, workload_digest, environment_digest,
-                                  protocol_digest, metric, statistic, unit) AS reference_provider
-    FROM ranked_runs
+-- The reference provider of a cell is chosen among all its passed runs.
+CREATE OR REPLACE MACRO comparable_pairs_for(
+    kernel_filter, environment_filter, pass_filter, metric_filter) AS TABLE
+WITH
+passed AS (
+    SELECT * FROM observed_values_for(kernel_filter, environment_filter, pass_filter, metric_filter)
+    WHERE status = 'passed'
 ),
-paired AS (
-    SELECT 'latest' AS pairing, b AS base, c AS cand
-    FROM cells b JOIN cells c
-      ON  b.kernel = c.kernel AND b.pass = c.pass AND b.workload_digest = c.workload_digest
-      AND b.environment_digest = c.environment_digest AND b.protocol_digest = c.protocol_digest
-      AND b.metric = c.metric AND b.statistic = c.statistic AND b.unit = c.unit
-      AND b.implementation_digest <> c.implementation_digest
-    WHERE b.newest_rank = 1 AND c.newest_rank = 1
+-- The newest passed run per cell, implementation and provider: one pass over the runs that
+-- both the newest run per implementation and the reference provider per cell are taken from.
+newest AS (
+    SELECT kernel, pass, workload_digest, environment_digest, protocol_digest, metric, statistic,
+           unit, implementation_digest, provider,
+           first(run_id ORDER BY observed_at DESC, run_id) AS run_id,
+           max(observed_at) AS observed_at
+    FROM passed
+    GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
+             statistic, unit, implementation_digest, provider
+),
+latest AS (
+    SELECT * FROM passed
+    WHERE run_id IN (
+        SELECT first(run_id ORDER BY observed_at DESC, run_id) FROM newest
+        GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
+                 statistic, unit, implementation_digest)
+),
+reference AS (
+    SELECT kernel, pass, workload_digest, environment_digest, protocol_digest, metric, statistic,
+           unit,
+           arg_min(provider, (kindex_reference_rank(provider), provider))
+               FILTER (WHERE kindex_reference_rank(provider) IS NOT NULL) AS reference_provider
+    FROM newest
+    GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
+             statistic, unit
+),
+latest_in_version AS (
+    SELECT first(run_id ORDER BY observed_at DESC, run_id) AS run_id FROM passed
+    GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
+             statistic, unit, implementation_digest, version
+),
+-- Both pairings in one join: 'latest' pairs the newest runs whatever their versions (an empty
+-- version key; the newest run is also the newest of its version), 'same_version' every passed
+-- run with the same version (NULL never pairs).
+sides AS (
+    SELECT 'latest' AS pairing, '' AS version_key, true AS latest_in_version, * FROM latest
     UNION ALL
-    SELECT 'same_version' AS pairing, b AS base, c AS cand
-    FROM cells b JOIN cells c
-      ON  b.kernel = c.kernel AND b.pass = c.pass AND b.workload_digest = c.workload_digest
-      AND b.environment_digest = c.environment_digest AND b.protocol_digest = c.protocol_digest
-      AND b.metric = c.metric AND b.statistic = c.statistic AND b.unit = c.unit
-      AND b.implementation_digest <> c.implementation_digest
-      AND b.version = c.version
+    SELECT 'same_version' AS pairing, p.version AS version_key,
+           l.run_id IS NOT NULL AS latest_in_version, p.*
+    FROM passed p LEFT JOIN latest_in_version l USING (run_id)
 )
 SELECT
-    pairing,
-    base.kernel, base.operation_family, base.pass, base.gpu, base.form_factor, base.gpu_arch,
-    base.environment, base.protocol_family, base.timer, base.metric, base.statistic, base.unit,
-    base.shape, base.dtype, base.axes,
-    cand.provider AS candidate, base.provider AS baseline,
-    cand.implementation AS candidate_name, base.implementation AS baseline_name,
-    base.provider IS NOT DISTINCT FROM base.reference_provider AS baseline_is_reference,
-    cand.value AS candidate_value, cand.p20 AS candidate_p20, cand.p80 AS candidate_p80,
-    base.value AS baseline_value, base.p20 AS baseline_p20, base.p80 AS baseline_p80,
-    cand.version AS candidate_version, base.version AS baseline_version,
-    cand.observed_at AS candidate_observed_at, base.observed_at AS baseline_observed_at,
-    (base.newest_in_version_rank = 1 AND cand.newest_in_version_rank = 1) AS latest_in_version,
-    base.workload_digest, base.environment_digest, base.protocol_digest,
-    cand.run_id AS candidate_run_id, base.run_id AS baseline_run_id
-FROM paired;
+    b.pairing,
+    b.kernel, b.operation_family, b.pass, b.gpu, b.form_factor, b.gpu_arch,
+    b.environment, b.protocol_family, b.timer, b.metric, b.statistic, b.unit,
+    b.shape, b.dtype, b.axes,
+    c.provider AS candidate, b.provider AS baseline,
+    c.implementation AS candidate_name, b.implementation AS baseline_name,
+    b.provider IS NOT DISTINCT FROM ref.reference_provider AS baseline_is_reference,
+    c.value AS candidate_value, c.p20 AS candidate_p20, c.p80 AS candidate_p80,
+    b.value AS baseline_value, b.p20 AS baseline_p20, b.p80 AS baseline_p80,
+    c.version AS candidate_version, b.version AS baseline_version,
+    c.observed_at AS candidate_observed_at, b.observed_at AS baseline_observed_at,
+    b.latest_in_version AND c.latest_in_version AS latest_in_version,
+    b.workload_digest, b.environment_digest, b.protocol_digest,
+    c.run_id AS candidate_run_id, b.run_id AS baseline_run_id
+FROM sides b
+JOIN sides c
+  ON  b.pairing = c.pairing AND b.version_key = c.version_key
+  AND b.kernel = c.kernel AND b.pass = c.pass AND b.workload_digest = c.workload_digest
+  AND b.environment_digest = c.environment_digest AND b.protocol_digest = c.protocol_digest
+  AND b.metric = c.metric AND b.statistic = c.statistic AND b.unit = c.unit
+  AND b.implementation_digest <> c.implementation_digest
+JOIN reference ref
+  ON  ref.kernel = b.kernel AND ref.pass = b.pass AND ref.workload_digest = b.workload_digest
+  AND ref.environment_digest = b.environment_digest AND ref.protocol_digest = b.protocol_digest
+  AND ref.metric = b.metric AND ref.statistic = b.statistic AND ref.unit = b.unit;
+
+CREATE OR REPLACE VIEW comparable_pairs AS
+SELECT * FROM comparable_pairs_for(NULL, NULL, NULL, NULL);
 
 -- Ratios with their conservative interval and verdict, for latency and for memory.
 CREATE OR REPLACE MACRO kindex_verdict(lo, hi) AS
     CASE WHEN lo > 1 THEN 'faster' WHEN hi < 1 THEN 'slower' ELSE 'within noise' END;
 
-CREATE OR REPLACE VIEW speedups AS
+CREATE OR REPLACE MACRO speedups_for(kernel_filter, environment_filter, pass_filter) AS TABLE
 SELECT
     * EXCLUDE (candidate_value, candidate_p20, candidate_p80, baseline_value, baseline_p20,
                baseline_p80),
@@ -202,10 +288,14 @@ SELECT
     kindex_verdict(speedup_lo, speedup_hi) AS verdict,
     candidate_value AS candidate_ns,
     baseline_value AS baseline_ns
-FROM comparable_pairs
+FROM comparable_pairs_for(kernel_filter, environment_filter, pass_filter, 'latency')
 WHERE metric = 'latency' AND candidate_value > 0 AND baseline_value > 0;
 
-CREATE OR REPLACE VIEW memory_ratios AS
+CREATE OR REPLACE VIEW speedups AS
+SELECT * FROM speedups_for(NULL, NULL, NULL);
+
+CREATE OR REPLACE MACRO memory_ratios_for(kernel_filter, environment_filter, pass_filter)
+AS TABLE
 SELECT
     * EXCLUDE (candidate_value, candidate_p20, candidate_p80, baseline_value, baseline_p20,
                baseline_p80),
@@ -216,8 +306,11 @@ SELECT
          ELSE 'within noise' END AS verdict,
     candidate_value AS candidate_bytes,
     baseline_value AS baseline_bytes
-FROM comparable_pairs
+FROM comparable_pairs_for(kernel_filter, environment_filter, pass_filter, 'memory')
 WHERE metric = 'memory' AND candidate_value > 0 AND baseline_value > 0;
+
+CREATE OR REPLACE VIEW memory_ratios AS
+SELECT * FROM memory_ratios_for(NULL, NULL, NULL);
 
 -- Per kernel x pass x GPU environment x baseline x candidate, default pairing (newest runs).
 CREATE OR REPLACE VIEW speedup_summary AS

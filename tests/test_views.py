@@ -171,3 +171,25 @@ def test_engine_import_stays_light() -> None:
 
 def test_geomean_helper_matches_math() -> None:
     assert math.exp((math.log(2) + math.log(8)) / 2) == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize(
+    "text", ["speedup jsd", "speedup jsd b200 bwd", "summary jsd", "latency jsd", "runs jsd h100"]
+)
+def test_macro_filters_match_the_views(one_pair_and_decoys: Path, text: str) -> None:
+    """The <view>_for(kernels, environments, passes) macros, filtered before pairing, return what
+    the same filters in a WHERE over the unfiltered view return."""
+    from kindex_olap.query import VERB_SQL, _filters, compile_query, load_vocabulary
+    from kindex_olap.shorthand import parse
+
+    con = connect(one_pair_and_decoys)
+    query = parse(text, load_vocabulary(con))
+    compiled = compile_query(query)
+    spec = VERB_SQL[query.verb]
+    where = _filters(query, Options())
+    plain = f"SELECT {spec.select} FROM {spec.view} WHERE " + " AND ".join(where.clauses)
+    if spec.group:
+        plain += f" GROUP BY {spec.group}"
+    expected = con.execute(plain + f" ORDER BY {spec.order}", where.params).fetchall()
+    assert con.execute(compiled.sql, list(compiled.params)).fetchall() == expected
+    assert expected or query.verb == "runs"

@@ -2,7 +2,7 @@ SELECT kernel, operation_family, count(*) AS runs,
     string_agg(DISTINCT pass, ', ' ORDER BY pass) AS passes,
     string_agg(DISTINCT provider, ', ' ORDER BY provider) AS providers,
     count(DISTINCT environment_digest) AS environments
-FROM observations
+FROM observations_for(?, ?, ?)
 GROUP BY kernel, operation_family
 ORDER BY kernel
--- parameters: []
+-- parameters: [null, null, null]

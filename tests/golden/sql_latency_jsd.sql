@@ -1,9 +1,7 @@
 SELECT kernel, pass, gpu, form_factor, environment, shape, provider,
     median_ns / 1e6 AS median_ms, p20_ns / 1e6 AS p20_ms, p80_ns / 1e6 AS p80_ms,
     version, observed_at, status
-FROM latency
-WHERE kernel IN (?)
-  AND environment_digest IN (?)
-  AND provider IN (?)
+FROM latency_for(?, ?, ?)
+WHERE provider IN (?)
 ORDER BY kernel, pass, gpu, environment, shape, provider, observed_at
--- parameters: ["jsd", "sha256:ad459e643ef802f7008f1fa8915785c905d05abbfdb5eb0328be214f8d9f3a8b", "liger"]
+-- parameters: [["jsd"], ["sha256:ad459e643ef802f7008f1fa8915785c905d05abbfdb5eb0328be214f8d9f3a8b"], null, "liger"]

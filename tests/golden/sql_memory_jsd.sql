@@ -3,11 +3,9 @@ SELECT kernel, pass, gpu, form_factor, environment, shape, candidate, baseline,
     candidate_bytes / 1048576 AS candidate_mib, baseline_bytes / 1048576 AS baseline_mib,
     candidate_version, baseline_version,
     candidate_observed_at, baseline_observed_at
-FROM memory_ratios
-WHERE kernel IN (?)
-  AND pass IN (?)
-  AND candidate = ?
+FROM memory_ratios_for(?, ?, ?)
+WHERE candidate = ?
   AND baseline_is_reference
   AND pairing = 'latest'
 ORDER BY kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at
--- parameters: ["jsd", "forward", "liger"]
+-- parameters: [["jsd"], null, ["forward"], "liger"]

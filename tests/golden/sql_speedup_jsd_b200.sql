@@ -3,11 +3,9 @@ SELECT kernel, pass, gpu, form_factor, environment, shape, candidate, baseline,
     candidate_ns / 1e6 AS candidate_ms, baseline_ns / 1e6 AS baseline_ms,
     candidate_version, baseline_version,
     candidate_observed_at, baseline_observed_at
-FROM speedups
-WHERE kernel IN (?)
-  AND environment_digest IN (?)
-  AND candidate = ?
+FROM speedups_for(?, ?, ?)
+WHERE candidate = ?
   AND baseline_is_reference
   AND pairing = 'latest'
 ORDER BY kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at
--- parameters: ["jsd", "sha256:ad459e643ef802f7008f1fa8915785c905d05abbfdb5eb0328be214f8d9f3a8b", "liger"]
+-- parameters: [["jsd"], ["sha256:ad459e643ef802f7008f1fa8915785c905d05abbfdb5eb0328be214f8d9f3a8b"], null, "liger"]
