@@ -19,14 +19,17 @@ MEMORY_LIMIT = "768MB"
 
 
 class BatchWriter:
-    """A DuckDB work database holding the lake's table shapes: batches of staged runs go in, and
-    each table leaves as sorted Parquet once. In memory up to MEMORY_LIMIT, then it spills to
-    the transaction's staging folder."""
+    """A DuckDB work database (a file in the transaction's staging folder, at most MEMORY_LIMIT
+    in memory) holding the lake's table shapes: batches of staged runs go in, and each table
+    leaves as sorted Parquet once."""
 
     def __init__(self, tx: Transaction) -> None:
         self.tx = tx
-        self.con = duckdb.connect()
+        # On disk, so that its tables (not only sorts) can leave memory: an in-memory database
+        # ran out of memory sorting 3M measurements at a 768 MB limit.
+        self.con = duckdb.connect(str(tx.staging / "work.duckdb"))
         self._run("SET memory_limit = ?", [MEMORY_LIMIT])
+        self._run("SET preserve_insertion_order = false")
         self._run("SET temp_directory = ?", [str(tx.staging / "spill")])
         self._run(read_sql("tables.sql"))
         self.ingested_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
