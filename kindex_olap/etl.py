@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kindex_olap.errors import ConfigError
 from kindex_olap.lake import Lake, Transaction, crashpoint, resolve_lake
 from kindex_olap.sources import Document, Problem, discover, read_documents
 from kindex_olap.stage import ChunkResult, Reject, stage_chunk
 
-BATCH_RUNS = 50_000  # staged runs handed to DuckDB at a time (bounds memory)
+BATCH_RUNS = 25_000  # staged runs handed to DuckDB at a time (bounds memory)
 CHUNK_DOCUMENTS = 2_000  # documents per unit of work for a staging process
 CHUNK_FILES = 500  # small files per unit of work (the staging process reads them)
 SMALL_FILE_BYTES = 4 * 1024 * 1024  # larger files are streamed here, in chunks of documents
@@ -80,9 +81,7 @@ def ingest(
     inputs = [Path(p) for p in (paths if paths is not None else ["data/raw"])]
     for path in inputs:
         if not path.exists():
-            from kindex_olap.errors import ConfigError
-
-            raise ConfigError(f"input path {path} does not exist")
+            raise ConfigError(f"input path {path} does not exist", hint="pass files or folders")
     report = IngestReport(lake=root, lake_source=lake_source)
     with Lake(root).transaction(timeout=lock_timeout, on_wait=on_wait) as tx:
         _Ingest(tx, report, verify_digests, progress).run(inputs)
@@ -165,18 +164,24 @@ class _Ingest:
 
     def _run_parallel(self, jobs: Iterator[_Job], workers: int) -> None:
         import multiprocessing
+        import threading
 
         # spawn, not fork: the parent already runs DuckDB threads.
         context = multiprocessing.get_context("spawn")
         kinds: list[str] = []
+        # Pool.imap reads its input as fast as it can: without a bound, a big file would be
+        # read into the task queue whole while DuckDB is busy. At most this many jobs in flight.
+        in_flight = threading.BoundedSemaphore(workers * 2)
 
-        def tracked() -> Iterator[_Job]:
+        def bounded() -> Iterator[_Job]:
             for job in jobs:
+                in_flight.acquire()
                 kinds.append(job[0])
                 yield job
 
         with context.Pool(workers) as pool:
-            for number, result in enumerate(pool.imap(_stage_job, tracked(), chunksize=1)):
+            for number, result in enumerate(pool.imap(_stage_job, bounded(), chunksize=1)):
+                in_flight.release()
                 self._absorb_job(kinds[number], result)
 
     def _jobs(self, files: list[tuple[str, int, int]]) -> Iterator[_Job]:

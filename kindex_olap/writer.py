@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from kindex_olap.etl import IngestReport, Reject
     from kindex_olap.lake import Transaction
 
-MEMORY_LIMIT = "768MB"
+MEMORY_LIMIT = "512MB"
 
 
 class BatchWriter:
@@ -83,14 +83,14 @@ class BatchWriter:
         """Add dimension rows whose digest the lake does not hold yet, one file per table."""
         for table, by_digest in documents.items():
             key = DIGEST_COLUMNS[table]
-            self.con.execute("SET VARIABLE files = ?", [self.tx.base.files(table)]).fetchall()
-            self.con.execute("SET VARIABLE digests = ?", [list(by_digest)]).fetchall()
+            self._run("SET VARIABLE files = ?", [self.tx.base.files(table)])
+            self._run("SET VARIABLE digests = ?", [list(by_digest)])
             known = {
                 row[0]
-                for row in self.con.execute(
+                for row in self._run(
                     f"SELECT {key} FROM read_parquet(getvariable('files')) "
                     f"WHERE list_contains(getvariable('digests'), {key})"
-                ).fetchall()
+                )
             }
             build = ROW_BUILDERS[table]
             rows = [build(d, doc) for d, doc in by_digest.items() if d not in known]
@@ -126,8 +126,7 @@ class BatchWriter:
     # -- helpers ------------------------------------------------------------------------------
 
     def _count(self, table: str) -> int:
-        rows = self.con.execute(f"SELECT count(*) FROM {table}").fetchall()
-        return int(rows[0][0])
+        return int(self._run(f"SELECT count(*) FROM {table}")[0][0])
 
     def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
         import pyarrow as pa
@@ -139,7 +138,7 @@ class BatchWriter:
                     row[name] = list(row[name].items())
         arrow_rows = pa.Table.from_pylist(rows, schema=schema)
         self.con.register("incoming", arrow_rows)
-        self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming").fetchall()
+        self._run(f"INSERT INTO {table} BY NAME SELECT * FROM incoming")
         self.con.unregister("incoming")
 
     def _write_single(self, table: str) -> None:
@@ -147,7 +146,7 @@ class BatchWriter:
         ordered = self.con.sql(f"SELECT * FROM {table} {order_clause(table)}")
         ordered.write_parquet(str(path), compression="zstd")
         self.tx.add(table, path)
-        self.con.execute(f"DELETE FROM {table}").fetchall()
+        self._run(f"DELETE FROM {table}")
 
     def _write_partitioned(self, table: str) -> None:
         out = self.tx.staging / table
