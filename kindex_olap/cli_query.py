@@ -37,10 +37,17 @@ def query(
     """Answer a shorthand question: `kindex query "speedup jsd b200" --format markdown`.
 
     A verb (speedup, summary, latency, memory, runs, gpus, kernels), then filters in any
-    order: kernel (jsd, kl_div/kldiv, ce, grpo, a family such as rmsnorm, or a unique prefix),
-    GPU (b200, h100, h100-pcie, a100, 4090, sm_90), pass (forward/fwd, backward/bwd, full),
-    `A vs B` (candidate vs baseline; default liger vs each cell's reference: torch, else
-    huggingface, ...), shape filters (vocab=128256, tokens>=4096, dtype=bf16).
+    order: kernel (jsd, kl_div/kldiv, ce, grpo, or a unique prefix; a family word such as
+    rmsnorm selects all its operations, reported per operation, together with a kernel or
+    alias of the same name), GPU (b200, h100, h100-pcie, a100, 4090, sm_90), pass
+    (forward/fwd, backward/bwd, full; KernelIndex runs state none: shown as unspecified),
+    `A vs B` (candidate vs baseline), shape filters (vocab=128256, tokens>=4096, dtype=bf16).
+
+    Default pairs: liger vs each cell's reference implementation (torch, else huggingface,
+    ...); in cells with no reference (leaderboards) every implementation vs the cell's fastest.
+    The baseline and its rule are named on stderr. speedup covers every metric in a time unit
+    (latency; GPU MODE's score, in s), within one metric and statistic.
+    `runs serving` lists the serving runs (MLPerf), kept apart from kernel runs.
     """
     from kindex_olap.query import Options, run_query
 
@@ -59,7 +66,8 @@ def sql(
     """Run read-only SQL over the views: `kindex sql "SELECT * FROM speedup_summary LIMIT 5"`.
 
     Views: runs, measurements, environments, protocols, workloads, implementations, operations,
-    observations, latency, comparable_pairs, speedups, memory_ratios, speedup_summary.
+    observations, latency, comparable_pairs, speedups, memory_ratios, speedup_summary,
+    serving_runs.
     Only SELECT and EXPLAIN run; files outside the lake cannot be read.
     """
     from kindex_olap.query import run_sql

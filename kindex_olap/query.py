@@ -36,9 +36,14 @@ class VerbSql:
     group: str = ""
 
 
+# A run that states no pass (KernelIndex catalog exports) shows this word instead of NULL.
+NO_PASS = "unspecified"
+_PASS = f"coalesce(pass, '{NO_PASS}') AS pass"
+
 _SPEEDUP = VerbSql(
     view="speedups",
-    select="""kernel, pass, gpu, form_factor, environment, shape, candidate, baseline,
+    select=f"""kernel, {_PASS}, gpu, form_factor, environment, shape,
+    metric, statistic, candidate, baseline, candidate_name, baseline_name, baseline_rule,
     speedup, speedup_lo, speedup_hi, verdict,
     candidate_ns / 1e6 AS candidate_ms, baseline_ns / 1e6 AS baseline_ms,
     candidate_version, baseline_version,
@@ -47,7 +52,8 @@ _SPEEDUP = VerbSql(
 )
 _MEMORY = VerbSql(
     view="memory_ratios",
-    select="""kernel, pass, gpu, form_factor, environment, shape, candidate, baseline,
+    select=f"""kernel, {_PASS}, gpu, form_factor, environment, shape,
+    candidate, baseline, candidate_name, baseline_name, baseline_rule,
     memory_ratio, ratio_lo, ratio_hi, verdict,
     candidate_bytes / 1048576 AS candidate_mib, baseline_bytes / 1048576 AS baseline_mib,
     candidate_version, baseline_version,
@@ -56,24 +62,29 @@ _MEMORY = VerbSql(
 )
 _SUMMARY = VerbSql(
     view="speedups",
-    select="""kernel, pass, gpu, form_factor, environment, baseline, candidate,
+    select=f"""kernel, {_PASS}, gpu, form_factor, environment,
+    metric, statistic, baseline, candidate,
+    string_agg(DISTINCT baseline_rule, ', ' ORDER BY baseline_rule) AS baseline_rule,
     count(*) AS cases, geomean(speedup) AS geomean_speedup,
     min(speedup) AS min_speedup, max(speedup) AS max_speedup,
     avg(CASE WHEN verdict = 'faster' THEN 1.0 ELSE 0.0 END) AS share_faster,
     count(*) FILTER (WHERE verdict = 'within noise') AS within_noise""",
-    group="kernel, pass, gpu, form_factor, environment, environment_digest, baseline, candidate",
-    order="kernel, pass, gpu, environment, baseline, candidate",
+    group="""kernel, pass, gpu, form_factor, environment, environment_digest, metric,
+    statistic, baseline, candidate""",
+    order="kernel, pass, gpu, environment, metric, statistic, baseline, candidate",
 )
 _LATENCY = VerbSql(
     view="latency",
-    select="""kernel, pass, gpu, form_factor, environment, shape, provider,
+    select=f"""kernel, {_PASS}, gpu, form_factor, environment,
+    shape, provider,
     median_ns / 1e6 AS median_ms, p20_ns / 1e6 AS p20_ms, p80_ns / 1e6 AS p80_ms,
     version, observed_at, status""",
     order="kernel, pass, gpu, environment, shape, provider, observed_at",
 )
 _RUNS = VerbSql(
     view="observations",
-    select="""run_id, kernel, pass, provider, gpu, form_factor, environment, shape,
+    select=f"""run_id, kernel, {_PASS}, provider,
+    gpu, form_factor, environment, shape,
     metric, statistic, value, unit, version, observed_at, status""",
     order="kernel, pass, gpu, environment, shape, provider, metric, observed_at, run_id",
 )
@@ -87,12 +98,20 @@ _GPUS = VerbSql(
 )
 _KERNELS = VerbSql(
     view="observations",
-    select="""kernel, operation_family, count(*) AS runs,
-    string_agg(DISTINCT pass, ', ' ORDER BY pass) AS passes,
+    select=f"""kernel, operation_family, count(*) AS runs,
+    string_agg(DISTINCT coalesce(pass, '{NO_PASS}'), ', '
+               ORDER BY coalesce(pass, '{NO_PASS}')) AS passes,
     string_agg(DISTINCT provider, ', ' ORDER BY provider) AS providers,
     count(DISTINCT environment_digest) AS environments""",
     group="kernel, operation_family",
     order="kernel",
+)
+# `runs serving`: the serving runs (MLPerf), a table of their own with no table macro
+_SERVING = VerbSql(
+    view="serving_runs",
+    select="""run_digest, benchmark, scenario, division, category, model, accelerator_model,
+    total_accelerators, stack, metric, statistic, value, unit, observed_at, status, source""",
+    order="benchmark, scenario, accelerator_model, total_accelerators, observed_at, run_digest",
 )
 VERB_SQL = {
     "speedup": _SPEEDUP,
@@ -169,10 +188,13 @@ def load_vocabulary(con: duckdb.DuckDBPyConnection) -> Vocabulary:
         "SELECT DISTINCT kernel FROM (SELECT operation AS kernel FROM workloads "
         "UNION ALL SELECT kernel FROM runs) WHERE kernel IS NOT NULL ORDER BY kernel",
     )
+    # a family: operations.family of the workload's OperationSpec, or the workload's family label
     families = con.execute(
-        "SELECT o.family, list(DISTINCT w.operation ORDER BY w.operation) FROM operations o "
-        "JOIN workloads w USING (operation_spec_digest) WHERE o.family IS NOT NULL "
-        "AND w.operation IS NOT NULL GROUP BY o.family ORDER BY o.family"
+        "SELECT family, list(DISTINCT operation ORDER BY operation) FROM ("
+        "SELECT o.family, w.operation FROM operations o JOIN workloads w "
+        "USING (operation_spec_digest) UNION ALL "
+        "SELECT labels['family'], operation FROM workloads) "
+        "WHERE family IS NOT NULL AND operation IS NOT NULL GROUP BY family ORDER BY family"
     ).fetchall()
     gpus = con.execute(
         "SELECT DISTINCT environment_digest, coalesce(name, environment_digest), "
@@ -203,6 +225,11 @@ def _column(con: duckdb.DuckDBPyConnection, sql: str) -> list[Any]:
 def compile_query(query: Query, options: Options = Options()) -> Compiled:
     """Parameterized SQL for `query`: the verb's table macro with the kernel, environment and
     pass filters as its bound arguments (NULL: no filter), the other filters in WHERE."""
+    if query.serving:
+        if options.version is not None or options.all_pairs:
+            raise QueryError("serving runs have no version pairing: drop --version / --all")
+        sql = f"SELECT {_SERVING.select}\nFROM {_SERVING.view}\nORDER BY {_SERVING.order}"
+        return Compiled(sql=sql, params=())
     spec = VERB_SQL[query.verb]
     where = _filters(query, options, scope=False)
     sql = f"SELECT {spec.select}\nFROM {spec.view}_for(?, ?, ?)"
@@ -254,11 +281,16 @@ def _shape_clause(where: _Where, shape: ShapeFilter) -> None:
 
 
 def _pair_clauses(where: _Where, query: Query, options: Options) -> None:
-    where.add("candidate = ?", query.candidate or DEFAULT_CANDIDATE)
+    if query.candidate:
+        where.add("candidate = ?", query.candidate)
+    else:
+        # liger where the cell holds liger, else every implementation (sql/views.sql)
+        where.add("default_candidate")
     if query.baseline:
         where.add("baseline = ?", query.baseline)
     else:
-        where.add("baseline_is_reference")
+        # the cell's reference implementation, else its fastest one
+        where.add("baseline_rule IS NOT NULL")
     if options.all_pairs:
         where.add("pairing = 'same_version'")
     elif options.version is not None:
@@ -307,15 +339,27 @@ def _execute(con: duckdb.DuckDBPyConnection, compiled: Compiled) -> QueryResult:
 
 
 def _notes(query: Query, result: QueryResult, vocab: Vocabulary) -> list[str]:
-    """Say which baseline was used when the user did not name one."""
+    """Say which baseline was used, and by which rule, when the user did not name one."""
     if query.verb not in PAIR_VERBS or query.baseline or not result.rows:
         return []
     index = result.columns.index("baseline")
-    used = sorted({row[index] for row in result.rows})
-    return [
-        f"baseline: {', '.join(used)} (each cell's reference implementation: torch, else "
-        "huggingface, else the first of sql/views.sql's list); name one with `A vs B`"
-    ]
+    rule = result.columns.index("baseline_rule")
+    reference = sorted({row[index] for row in result.rows if "reference" in (row[rule] or "")})
+    fastest = any("fastest" in (row[rule] or "") for row in result.rows)
+    notes = []
+    if reference:
+        notes.append(
+            f"baseline: {', '.join(reference)} (each cell's reference implementation: torch, "
+            "else huggingface, else the first of sql/views.sql's list)"
+        )
+    if fastest:
+        smallest = "smallest" if query.verb == "memory" else "fastest"
+        notes.append(
+            f"baseline: each cell's {smallest} implementation (no reference implementation "
+            "in these cells)"
+        )
+    notes.append("name a baseline with `A vs B`")
+    return notes
 
 
 # -- explaining empty results -----------------------------------------------------------------
@@ -325,8 +369,12 @@ def explain_empty(
     con: duckdb.DuckDBPyConnection, query: Query, options: Options, vocab: Vocabulary
 ) -> list[str]:
     """Why nothing matched: the filter that emptied the runs, or the missing comparable side."""
-    metric = "memory" if query.verb == "memory" else "latency"
-    steps = _filter_steps(query, metric)
+    if query.serving:
+        return [
+            "no serving runs: the lake holds none (KernelIndex exports with MLPerf serving runs "
+            "add them: kindex import kernelindex EXPORT)"
+        ]
+    steps = _filter_steps(query)
     where = _Where()
     for label, clause, params, dimension in steps:
         before = where.copy()
@@ -350,10 +398,17 @@ _GPU_LABEL = "concat_ws(' ', gpu, form_factor)"
 _SCOPE_SLOTS = {"kernel": 0, "environment": 1, "pass": 2}
 
 
-def _filter_steps(query: Query, metric: str) -> list[_Step]:
-    steps: list[_Step] = [
-        (f"metric {metric}", "metric = ? AND status = 'passed'", (metric,), "metric")
-    ]
+def _filter_steps(query: Query) -> list[_Step]:
+    step: _Step
+    if query.verb == "memory":
+        step = ("metric memory", "metric = ? AND status = 'passed'", ("memory",), "metric")
+    elif query.verb in PAIR_VERBS:
+        # speedups pair every metric in a time unit: latency, GPU MODE's score (s), ...
+        clause = "kindex_time_unit_ns(unit) IS NOT NULL AND status = 'passed'"
+        step = ("a passed run of a metric in a time unit (ns, us, ms, s)", clause, (), "metric")
+    else:
+        step = ("metric latency", "metric = ? AND status = 'passed'", ("latency",), "metric")
+    steps: list[_Step] = [step]
     if query.kernels:
         label = f"kernel {' '.join(query.kernel_words)}"
         steps.append((label, "kernel", query.kernels, "kernel"))
@@ -393,8 +448,11 @@ def _no_pairs(con: duckdb.DuckDBPyConnection, query: Query, where: _Where, optio
     source, params = where.observations()
     sql = f"SELECT provider, kernel, pass, gpu, count(*) {source} GROUP BY ALL ORDER BY ALL"
     groups = con.execute(sql, params).fetchall()
-    candidate = query.candidate or DEFAULT_CANDIDATE
-    held = [g for g in groups if g[0] == candidate]
+    if query.candidate or any(g[0] == DEFAULT_CANDIDATE for g in groups):
+        candidate = query.candidate or DEFAULT_CANDIDATE
+        held = [g for g in groups if g[0] == candidate]
+    else:  # no liger: every implementation is a candidate against the cell's baseline
+        candidate, held = "candidate", groups
     if not held:
         others = sorted({g[0] for g in groups})
         return (
@@ -402,9 +460,14 @@ def _no_pairs(con: duckdb.DuckDBPyConnection, query: Query, where: _Where, optio
             f"(implementations: {', '.join(others)})"
         )
     baseline = query.baseline or "baseline"
-    parts = [f"{_count_runs(n)} {p} {k} {ps} {_runs(n)} on {gpu}" for p, k, ps, gpu, n in held]
+    parts = [
+        f"{_count_runs(n)} {p} {k} {ps or NO_PASS + ' pass'} {_runs(n)} on {gpu}"
+        for p, k, ps, gpu, n in held[:12]
+    ]
+    if len(held) > 12:
+        parts.append(f"{len(held) - 12} more groups")
     text = f"no comparable runs: the lake holds {'; '.join(parts)} but no comparable {baseline}"
-    text += " (same kernel, pass, workload, environment and protocol)"
+    text += " (same kernel, pass, workload, environment, protocol, metric and statistic)"
     if options.version is not None:
         text += f" labelled version {options.version}"
     return text

@@ -4,7 +4,9 @@ Grammar: a verb, then filters in any order.
 
     verb     speedup | summary | latency | memory | runs | gpus | kernels
     kernel   an exact kernel name, an alias (kldiv, kl, ce, xent, flce, grpo, ...), a family
-             (operations.family, e.g. rmsnorm: all its kernels), or a unique prefix
+             (operations.family or the workloads' family label, e.g. rmsnorm: all its
+             operations, each reported on its own), or a unique prefix. A word that is several
+             of these (rmsnorm: Liger's rms_norm alias and a family) selects the union.
     gpu      a product (b200, h100, a100, 4090, mi300x), product-form factor (h100-pcie,
              a100-sxm4-80gb), an architecture (sm_90) or an environment name; every matching
              environment is selected and reported on its own
@@ -13,6 +15,8 @@ Grammar: a verb, then filters in any order.
              default: liger against each cell's reference implementation (see sql/views.sql)
     shape    AXIS OP NUMBER against workload axes (vocab=128256, tokens>=4096), or
              dtype=bf16 / shape=LABEL
+    serving  (runs only) list the serving runs (MLPerf) instead of kernel runs; they are kept
+             apart and take no other filter
 
 Words resolve against what the lake holds (`Vocabulary`), never against fixed lists of GPUs or
 kernels, so a new kernel needs no code change.
@@ -120,6 +124,11 @@ class Query:
     baseline: str | None = None
     shape_filters: tuple[ShapeFilter, ...] = ()
     text: str = ""
+    serving: bool = False
+
+
+# the word that turns `runs` to the serving runs (MLPerf), kept apart from kernel runs
+SERVING = "serving"
 
 
 def slug(text: str) -> str:
@@ -155,7 +164,30 @@ def parse(text: str, vocab: Vocabulary) -> Query:
             continue
         _word(rest[i], vocab, state)
         i += 1
+    if state.serving:
+        _check_serving(state)
     return state.freeze()
+
+
+def _check_serving(state: _State) -> None:
+    if state.verb != "runs":
+        raise QueryError(
+            f"serving runs are not paired: `{state.verb} serving` has no meaning",
+            hint='list them with `kindex query "runs serving"`',
+        )
+    others = [
+        state.kernel_words,
+        state.gpu_words,
+        state.passes,
+        state.shape_filters,
+        [p for p in (state.candidate, state.baseline) if p],
+    ]
+    if any(others):
+        raise QueryError(
+            "`runs serving` takes no other filter (serving runs have no kernel, pass or "
+            "kernel-run GPU environment)",
+            hint='filter them with `kindex sql "SELECT ... FROM serving_runs WHERE ..."`',
+        )
 
 
 @dataclass
@@ -170,6 +202,7 @@ class _State:
     candidate: str | None = None
     baseline: str | None = None
     shape_filters: list[ShapeFilter] = field(default_factory=list)
+    serving: bool = False
 
     def freeze(self) -> Query:
         return Query(
@@ -183,6 +216,7 @@ class _State:
             baseline=self.baseline,
             shape_filters=tuple(self.shape_filters),
             text=self.text,
+            serving=self.serving,
         )
 
 
@@ -202,6 +236,9 @@ def _word(word: str, vocab: Vocabulary, state: _State) -> None:
         return
     if word == "vs":
         raise QueryError("'vs' needs an implementation on each side, e.g. liger vs torch")
+    if word == SERVING and word not in vocab.kernels:
+        state.serving = True
+        return
     match = SHAPE_FILTER.match(word)
     if match:
         axis, op, raw = match.groups()
@@ -229,18 +266,20 @@ def resolve_gpu(word: str, vocab: Vocabulary) -> list[str]:
 
 
 def resolve_kernel(word: str, vocab: Vocabulary) -> list[str]:
-    """Kernels that `word` names: exact, alias, family or unique prefix; ambiguity is an error."""
+    """Kernels that `word` names: the union of the exact kernel, the alias's kernels and the
+    family's operations; else a unique prefix (ambiguity is an error)."""
     word = word.replace("-", "_")
+    named: list[str] = []
     if word in vocab.kernels:
-        return [word]
+        named.append(word)
     alias = KERNEL_ALIASES.get(word)
     if alias and alias.endswith("*"):
-        return [k for k in vocab.kernels if k.startswith(alias[:-1])]
-    if alias and alias in vocab.kernels:
-        return [alias]
-    family = _family(word, vocab)
-    if family:
-        return family
+        named.extend(k for k in vocab.kernels if k.startswith(alias[:-1]))
+    elif alias and alias in vocab.kernels:
+        named.append(alias)
+    named.extend(_family(word, vocab))
+    if named:
+        return sorted(dict.fromkeys(named))
     matches = [k for k in vocab.kernels if k.startswith(word)]
     if len(matches) > 1:
         raise QueryError(
@@ -292,7 +331,7 @@ def _shape_filter(axis: str, op: str, raw: str, vocab: Vocabulary) -> ShapeFilte
 def valid_words(vocab: Vocabulary) -> list[str]:
     """Every word the shorthand accepts after the verb (for 'did you mean' hints)."""
     words = set(PASSES) | set(vocab.kernels) | set(KERNEL_ALIASES) | set(vocab.families)
-    words |= set(vocab.providers) | set(PROVIDER_ALIASES) | {"vs"}
+    words |= set(vocab.providers) | set(PROVIDER_ALIASES) | {"vs", SERVING}
     for gpu in vocab.gpus:
         words |= gpu.words()
     return sorted(words)

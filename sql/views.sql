@@ -5,14 +5,27 @@
 --
 -- Comparability: two runs are compared only when they share kernel, pass, workload digest,
 -- environment digest, protocol digest (hence family, timer and statistic), metric and unit.
+-- Kernel, pass, statistic and unit are matched with IS NOT DISTINCT FROM: KernelIndex catalog
+-- runs publish no pass (NULL), and two runs that both leave it unset under one protocol digest
+-- measured the same thing. The digests must be present and equal.
 -- Ratios are baseline / candidate (> 1: the candidate is faster or smaller); the interval
 -- [base p20 / cand p80, base p80 / cand p20] is conservative; a verdict is 'within noise' when
 -- the interval contains 1. A run without p20/p80 contributes its central value to both ends.
 --
--- Reference implementation of a cell (the default baseline): the first provider present in
--- ['torch', 'huggingface', 'torch_compile', 'torchcompile', 'megatron', 'megatron-unfused',
--- 'deepspeed_tiled'], else the alphabetically first provider whose name does not start with
--- 'liger'.
+-- Default baseline of a cell (baseline_rule):
+--   'reference': the first provider present in ['torch', 'huggingface', 'torch_compile',
+--     'torchcompile', 'megatron', 'megatron-unfused', 'deepspeed_tiled', 'megatron-fused',
+--     'megatron-fused-plus-cpl', 'megatron-unfused-plus-cpl'] (the reference implementations);
+--   'fastest': in a cell with none of them (leaderboards: GPU MODE KernelBot, FlashInfer-Bench,
+--     SOL-ExecBench), the implementation whose newest passed run has the lowest central value
+--     (ties: the smallest implementation digest).
+-- Default candidates (default_candidate): liger where the cell holds a Liger implementation
+-- (any provider liger*: Liger's own benchmark cells, unchanged), else every implementation of
+-- the cell other than the baseline.
+--
+-- Time-like metrics: speedups pair every metric whose unit is a time unit (ns, us, ms, s: e.g.
+-- latency, and GPU MODE's score, a geometric mean of per-case times in s), always within one
+-- metric, statistic, unit and protocol; candidate_ns / baseline_ns convert the value to ns.
 
 CREATE OR REPLACE VIEW runs AS
 SELECT * FROM read_parquet(getvariable('runs_files'), union_by_name = true, hive_partitioning = false);
@@ -37,6 +50,10 @@ SELECT * FROM read_parquet(getvariable('operations_files'), union_by_name = true
 
 CREATE OR REPLACE VIEW rejects AS
 SELECT * FROM read_parquet(getvariable('rejects_files'), union_by_name = true, hive_partitioning = false);
+
+-- Serving runs (MLPerf inference, from KernelIndex exports): kept apart from kernel runs.
+CREATE OR REPLACE VIEW serving_runs AS
+SELECT * FROM read_parquet(getvariable('serving_runs_files'), union_by_name = true, hive_partitioning = false);
 
 CREATE OR REPLACE VIEW ingested_files AS
 SELECT * FROM read_parquet(getvariable('ingested_files_files'), union_by_name = true, hive_partitioning = false);
@@ -143,10 +160,11 @@ WHERE metric = 'latency';
 CREATE OR REPLACE VIEW latency AS
 SELECT * FROM latency_for(NULL, NULL, NULL);
 
--- Runs of one metric (metric_filter; NULL: any) with the central value and its p20/p80 spread
--- (latency from runs' columns, other metrics from measurements), the input of the pairing.
+-- Runs of one metric (metric_filter; NULL: any) and of a list of units (unit_filter; NULL: any)
+-- with the central value and its p20/p80 spread (latency from runs' columns, other metrics from
+-- measurements), the input of the pairing.
 CREATE OR REPLACE MACRO observed_values_for(
-    kernel_filter, environment_filter, pass_filter, metric_filter) AS TABLE
+    kernel_filter, environment_filter, pass_filter, metric_filter, unit_filter := NULL) AS TABLE
 SELECT
     o.* EXCLUDE (value, latency_p20_ns, latency_p80_ns),
     o.value,
@@ -159,18 +177,28 @@ LEFT JOIN (
            any_value(value) FILTER (WHERE statistic = 'p80') AS p80
     FROM measurements
     WHERE metric <> 'latency' AND (metric_filter IS NULL OR metric = metric_filter)
+      AND (unit_filter IS NULL OR list_contains(unit_filter, unit))
     GROUP BY ALL
 ) m ON m.run_id = o.run_id AND m.metric = o.metric AND m.unit = o.unit
-WHERE o.metric IS NOT NULL AND (metric_filter IS NULL OR o.metric = metric_filter);
+WHERE o.metric IS NOT NULL AND (metric_filter IS NULL OR o.metric = metric_filter)
+  AND (unit_filter IS NULL OR list_contains(unit_filter, o.unit));
 
 CREATE OR REPLACE VIEW observed_values AS
 SELECT * FROM observed_values_for(NULL, NULL, NULL, NULL);
 
--- The default baseline's preference: see the header. NULL for liger* (never a reference).
+-- The reference implementations' preference: see the header. NULL for any other provider.
 CREATE OR REPLACE MACRO kindex_reference_rank(provider) AS
-    coalesce(list_position(['torch', 'huggingface', 'torch_compile', 'torchcompile', 'megatron',
-                            'megatron-unfused', 'deepspeed_tiled'], provider),
-             CASE WHEN provider LIKE 'liger%' THEN NULL ELSE 100 END);
+    list_position(['torch', 'huggingface', 'torch_compile', 'torchcompile', 'megatron',
+                   'megatron-unfused', 'deepspeed_tiled', 'megatron-fused',
+                   'megatron-fused-plus-cpl', 'megatron-unfused-plus-cpl'], provider);
+
+-- Nanoseconds per unit of a time unit; NULL for any other unit (bytes, tokens/s, ...).
+CREATE OR REPLACE MACRO kindex_time_unit_ns(unit) AS
+    CASE unit WHEN 'ns' THEN 1.0 WHEN 'us' THEN 1e3 WHEN 'µs' THEN 1e3 WHEN 'μs' THEN 1e3
+              WHEN 'ms' THEN 1e6 WHEN 's' THEN 1e9 END;
+
+-- The units kindex_time_unit_ns knows (speedups' unit_filter).
+CREATE OR REPLACE MACRO kindex_time_units() AS ['ns', 'us', 'µs', 'μs', 'ms', 's'];
 
 -- Passed runs ranked inside their cell: newest first per implementation, and per version.
 -- (comparable_pairs_for finds the rank-1 runs with the same orderings as first(run_id ORDER BY
@@ -196,10 +224,11 @@ WHERE status = 'passed';
 -- latest_in_version marks the newest run of each side within that version.
 -- The reference provider of a cell is chosen among all its passed runs.
 CREATE OR REPLACE MACRO comparable_pairs_for(
-    kernel_filter, environment_filter, pass_filter, metric_filter) AS TABLE
+    kernel_filter, environment_filter, pass_filter, metric_filter, unit_filter := NULL) AS TABLE
 WITH
 passed AS (
-    SELECT * FROM observed_values_for(kernel_filter, environment_filter, pass_filter, metric_filter)
+    SELECT * FROM observed_values_for(kernel_filter, environment_filter, pass_filter, metric_filter,
+                                      unit_filter := unit_filter)
     WHERE status = 'passed'
 ),
 -- The newest passed run per cell, implementation and provider: one pass over the runs that
@@ -208,6 +237,7 @@ newest AS (
     SELECT kernel, pass, workload_digest, environment_digest, protocol_digest, metric, statistic,
            unit, implementation_digest, provider,
            first(run_id ORDER BY observed_at DESC, run_id) AS run_id,
+           first(value ORDER BY observed_at DESC, run_id) AS value,
            max(observed_at) AS observed_at
     FROM passed
     GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
@@ -220,11 +250,16 @@ latest AS (
         GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
                  statistic, unit, implementation_digest)
 ),
-reference AS (
+-- Per cell: the reference provider, the fastest implementation (the lowest central value of its
+-- newest passed run; ties: the smallest digest) and whether a Liger implementation is present.
+cell AS (
     SELECT kernel, pass, workload_digest, environment_digest, protocol_digest, metric, statistic,
            unit,
            arg_min(provider, (kindex_reference_rank(provider), provider))
-               FILTER (WHERE kindex_reference_rank(provider) IS NOT NULL) AS reference_provider
+               FILTER (WHERE kindex_reference_rank(provider) IS NOT NULL) AS reference_provider,
+           arg_min(implementation_digest, (value, implementation_digest))
+               FILTER (WHERE value > 0) AS fastest_implementation,
+           bool_or(provider LIKE 'liger%') AS has_liger
     FROM newest
     GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
              statistic, unit
@@ -237,12 +272,30 @@ latest_in_version AS (
 -- Both pairings in one join: 'latest' pairs the newest runs whatever their versions (an empty
 -- version key; the newest run is also the newest of its version), 'same_version' every passed
 -- run with the same version (NULL never pairs).
+-- Each side carries the rule that makes it its cell's default baseline (NULL: it is not), so
+-- that a query for default baselines filters the baseline side before the self-join (one
+-- baseline per cell instead of every ordered pair of a leaderboard's hundreds of submissions).
 sides AS (
-    SELECT 'latest' AS pairing, '' AS version_key, true AS latest_in_version, * FROM latest
-    UNION ALL
-    SELECT 'same_version' AS pairing, p.version AS version_key,
-           l.run_id IS NOT NULL AS latest_in_version, p.*
-    FROM passed p LEFT JOIN latest_in_version l USING (run_id)
+    SELECT s.*,
+           CASE WHEN s.provider = ref.reference_provider THEN 'reference'
+                WHEN ref.reference_provider IS NULL
+                     AND s.implementation_digest = ref.fastest_implementation THEN 'fastest'
+           END AS side_rule,
+           ref.has_liger AS cell_has_liger
+    FROM (
+        SELECT 'latest' AS pairing, '' AS version_key, true AS latest_in_version, * FROM latest
+        UNION ALL
+        SELECT 'same_version' AS pairing, p.version AS version_key,
+               l.run_id IS NOT NULL AS latest_in_version, p.*
+        FROM passed p LEFT JOIN latest_in_version l USING (run_id)
+    ) s
+    JOIN cell ref
+      ON  ref.kernel IS NOT DISTINCT FROM s.kernel AND ref.pass IS NOT DISTINCT FROM s.pass
+      AND ref.workload_digest = s.workload_digest
+      AND ref.environment_digest = s.environment_digest
+      AND ref.protocol_digest = s.protocol_digest
+      AND ref.metric = s.metric AND ref.statistic IS NOT DISTINCT FROM s.statistic
+      AND ref.unit IS NOT DISTINCT FROM s.unit
 )
 SELECT
     b.pairing,
@@ -251,7 +304,9 @@ SELECT
     b.shape, b.dtype, b.axes,
     c.provider AS candidate, b.provider AS baseline,
     c.implementation AS candidate_name, b.implementation AS baseline_name,
-    b.provider IS NOT DISTINCT FROM ref.reference_provider AS baseline_is_reference,
+    coalesce(b.side_rule = 'reference', false) AS baseline_is_reference,
+    b.side_rule AS baseline_rule,
+    c.provider = 'liger' OR NOT c.cell_has_liger AS default_candidate,
     c.value AS candidate_value, c.p20 AS candidate_p20, c.p80 AS candidate_p80,
     b.value AS baseline_value, b.p20 AS baseline_p20, b.p80 AS baseline_p80,
     c.version AS candidate_version, b.version AS baseline_version,
@@ -262,14 +317,12 @@ SELECT
 FROM sides b
 JOIN sides c
   ON  b.pairing = c.pairing AND b.version_key = c.version_key
-  AND b.kernel = c.kernel AND b.pass = c.pass AND b.workload_digest = c.workload_digest
+  AND b.kernel IS NOT DISTINCT FROM c.kernel AND b.pass IS NOT DISTINCT FROM c.pass
+  AND b.workload_digest = c.workload_digest
   AND b.environment_digest = c.environment_digest AND b.protocol_digest = c.protocol_digest
-  AND b.metric = c.metric AND b.statistic = c.statistic AND b.unit = c.unit
-  AND b.implementation_digest <> c.implementation_digest
-JOIN reference ref
-  ON  ref.kernel = b.kernel AND ref.pass = b.pass AND ref.workload_digest = b.workload_digest
-  AND ref.environment_digest = b.environment_digest AND ref.protocol_digest = b.protocol_digest
-  AND ref.metric = b.metric AND ref.statistic = b.statistic AND ref.unit = b.unit;
+  AND b.metric = c.metric AND b.statistic IS NOT DISTINCT FROM c.statistic
+  AND b.unit IS NOT DISTINCT FROM c.unit
+  AND b.implementation_digest <> c.implementation_digest;
 
 CREATE OR REPLACE VIEW comparable_pairs AS
 SELECT * FROM comparable_pairs_for(NULL, NULL, NULL, NULL);
@@ -286,10 +339,11 @@ SELECT
     coalesce(baseline_p20, baseline_value) / coalesce(candidate_p80, candidate_value) AS speedup_lo,
     coalesce(baseline_p80, baseline_value) / coalesce(candidate_p20, candidate_value) AS speedup_hi,
     kindex_verdict(speedup_lo, speedup_hi) AS verdict,
-    candidate_value AS candidate_ns,
-    baseline_value AS baseline_ns
-FROM comparable_pairs_for(kernel_filter, environment_filter, pass_filter, 'latency')
-WHERE metric = 'latency' AND candidate_value > 0 AND baseline_value > 0;
+    candidate_value * kindex_time_unit_ns(unit) AS candidate_ns,
+    baseline_value * kindex_time_unit_ns(unit) AS baseline_ns
+FROM comparable_pairs_for(kernel_filter, environment_filter, pass_filter, NULL,
+                          unit_filter := kindex_time_units())
+WHERE kindex_time_unit_ns(unit) IS NOT NULL AND candidate_value > 0 AND baseline_value > 0;
 
 CREATE OR REPLACE VIEW speedups AS
 SELECT * FROM speedups_for(NULL, NULL, NULL);
@@ -312,11 +366,15 @@ WHERE metric = 'memory' AND candidate_value > 0 AND baseline_value > 0;
 CREATE OR REPLACE VIEW memory_ratios AS
 SELECT * FROM memory_ratios_for(NULL, NULL, NULL);
 
--- Per kernel x pass x GPU environment x baseline x candidate, default pairing (newest runs).
+-- Per kernel x pass x GPU environment x metric x statistic x baseline x candidate, default
+-- pairing (newest runs). Metrics and statistics are never pooled: a KernelBot leaderboard's
+-- score and latency cells are the same submissions measured two ways.
 CREATE OR REPLACE VIEW speedup_summary AS
 SELECT
-    kernel, pass, gpu, form_factor, environment, environment_digest, baseline, candidate,
+    kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
+    baseline, candidate,
     bool_and(baseline_is_reference) AS baseline_is_reference,
+    string_agg(DISTINCT baseline_rule, ', ' ORDER BY baseline_rule) AS baseline_rule,
     count(*) AS cases,
     geomean(speedup) AS geomean_speedup,
     min(speedup) AS min_speedup,
@@ -325,4 +383,5 @@ SELECT
     count(*) FILTER (WHERE verdict = 'within noise') AS within_noise
 FROM speedups
 WHERE pairing = 'latest'
-GROUP BY kernel, pass, gpu, form_factor, environment, environment_digest, baseline, candidate;
+GROUP BY kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
+         baseline, candidate;

@@ -14,6 +14,7 @@ from kindex_olap import engine
 from kindex_olap.etl import ingest
 from kindex_olap.importers.kernelindex import import_kernelindex
 from kindex_olap.importers.liger import import_liger
+from kindex_olap.query import run_query
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 
@@ -74,3 +75,60 @@ def test_mean_is_never_paired_with_median(lake: Path) -> None:
         by_source.setdefault(source, set()).add(statistic)
     assert by_source["liger-kernel-bench"] == {"median"}
     assert "median" not in by_source.get("flashinfer-bench", set())
+
+
+def test_kernelindex_runs_without_a_pass_pair(lake: Path) -> None:
+    con = engine.connect(lake)
+    pairs = dict(
+        con.execute(
+            "SELECT r.source, count(*) FROM comparable_pairs p "
+            "JOIN runs r ON r.run_id = p.baseline_run_id "
+            "WHERE p.pass IS NULL AND p.pairing = 'latest' GROUP BY ALL"
+        ).fetchall()
+    )
+    assert pairs.get("gpumode-kernelbot", 0) > 0
+    assert pairs.get("sol-execbench", 0) > 0
+
+
+def test_leaderboard_baseline_is_the_cells_fastest(lake: Path) -> None:
+    con = engine.connect(lake)
+    # a 'fastest' baseline's newest run is never slower than any candidate of its cell
+    wrong = con.execute(
+        "SELECT count(*) FILTER (WHERE candidate_value < baseline_value), "
+        "count(DISTINCT baseline_run_id) FROM comparable_pairs "
+        "WHERE pairing = 'latest' AND baseline_rule = 'fastest'"
+    ).fetchone()
+    assert wrong is not None and wrong[0] == 0 and wrong[1] > 100
+
+
+def test_speedup_on_a_score_leaderboard(lake: Path) -> None:
+    result = run_query("speedup causal_conv1d b200", lake)
+    rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+    assert rows, result.diagnostics
+    assert {(r["metric"], r["statistic"], r["baseline_rule"], r["pass"]) for r in rows} == {
+        ("score", "geomean", "fastest", "unspecified")
+    }
+    assert len({r["baseline_name"] for r in rows}) == 1
+    assert all(r["speedup"] <= 1 for r in rows)  # nobody beats the fastest
+    assert any("each cell's fastest implementation" in d for d in result.diagnostics)
+
+
+def test_liger_keeps_its_reference_baseline(lake: Path) -> None:
+    result = run_query("speedup jsd b200", lake)
+    rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+    assert rows
+    assert {(r["candidate"], r["baseline_rule"]) for r in rows} == {("liger", "reference")}
+
+
+def test_runs_serving_lists_the_mlperf_runs(lake: Path) -> None:
+    result = run_query("runs serving", lake)
+    assert len(result.rows) == 722
+    assert "run_digest" in result.columns and "kernel" not in result.columns
+
+
+def test_family_word_selects_every_operation(lake: Path) -> None:
+    result = run_query("kernels rmsnorm", lake)
+    kernels = {row[0] for row in result.rows}
+    assert "rms_norm" in kernels  # the Liger alias
+    assert len(kernels) >= 10  # and the family's KernelIndex operations, one row each
+    assert all("rms" in k for k in kernels)

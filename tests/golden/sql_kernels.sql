@@ -1,5 +1,6 @@
 SELECT kernel, operation_family, count(*) AS runs,
-    string_agg(DISTINCT pass, ', ' ORDER BY pass) AS passes,
+    string_agg(DISTINCT coalesce(pass, 'unspecified'), ', '
+               ORDER BY coalesce(pass, 'unspecified')) AS passes,
     string_agg(DISTINCT provider, ', ' ORDER BY provider) AS providers,
     count(DISTINCT environment_digest) AS environments
 FROM observations_for(?, ?, ?)

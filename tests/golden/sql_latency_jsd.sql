@@ -1,4 +1,5 @@
-SELECT kernel, pass, gpu, form_factor, environment, shape, provider,
+SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environment,
+    shape, provider,
     median_ns / 1e6 AS median_ms, p20_ns / 1e6 AS p20_ms, p80_ns / 1e6 AS p80_ms,
     version, observed_at, status
 FROM latency_for(?, ?, ?)

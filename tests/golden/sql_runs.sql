@@ -1,4 +1,5 @@
-SELECT run_id, kernel, pass, provider, gpu, form_factor, environment, shape,
+SELECT run_id, kernel, coalesce(pass, 'unspecified') AS pass, provider,
+    gpu, form_factor, environment, shape,
     metric, statistic, value, unit, version, observed_at, status
 FROM observations_for(?, ?, ?)
 ORDER BY kernel, pass, gpu, environment, shape, provider, metric, observed_at, run_id

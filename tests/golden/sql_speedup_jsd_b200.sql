@@ -1,11 +1,12 @@
-SELECT kernel, pass, gpu, form_factor, environment, shape, candidate, baseline,
+SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environment, shape,
+    metric, statistic, candidate, baseline, candidate_name, baseline_name, baseline_rule,
     speedup, speedup_lo, speedup_hi, verdict,
     candidate_ns / 1e6 AS candidate_ms, baseline_ns / 1e6 AS baseline_ms,
     candidate_version, baseline_version,
     candidate_observed_at, baseline_observed_at
 FROM speedups_for(?, ?, ?)
-WHERE candidate = ?
-  AND baseline_is_reference
+WHERE default_candidate
+  AND baseline_rule IS NOT NULL
   AND pairing = 'latest'
 ORDER BY kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at
--- parameters: [["jsd"], ["sha256:ad459e643ef802f7008f1fa8915785c905d05abbfdb5eb0328be214f8d9f3a8b"], null, "liger"]
+-- parameters: [["jsd"], ["sha256:ad459e643ef802f7008f1fa8915785c905d05abbfdb5eb0328be214f8d9f3a8b"], null]

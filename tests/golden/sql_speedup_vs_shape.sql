@@ -1,4 +1,5 @@
-SELECT kernel, pass, gpu, form_factor, environment, shape, candidate, baseline,
+SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environment, shape,
+    metric, statistic, candidate, baseline, candidate_name, baseline_name, baseline_rule,
     speedup, speedup_lo, speedup_hi, verdict,
     candidate_ns / 1e6 AS candidate_ms, baseline_ns / 1e6 AS baseline_ms,
     candidate_version, baseline_version,
