@@ -38,8 +38,8 @@ def query(
 
     A verb (speedup, summary, latency, memory, runs, gpus, kernels), then filters in any
     order: kernel (jsd, kl_div/kldiv, ce, grpo, or a unique prefix; a family word such as
-    rmsnorm selects all its operations, reported per operation, together with a kernel or
-    alias of the same name), GPU (b200, h100, h100-pcie, a100, 4090, sm_90), pass
+    rmsnorm selects all its operations, reported per operation, together with an alias of
+    the same name; an exact kernel name, e.g. jsd, means that kernel only), GPU (b200, h100, h100-pcie, a100, 4090, sm_90), pass
     (forward/fwd, backward/bwd, full; KernelIndex runs state none: shown as unspecified),
     `A vs B` (candidate vs baseline), shape filters (vocab=128256, tokens>=4096, dtype=bf16).
 

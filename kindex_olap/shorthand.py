@@ -5,8 +5,9 @@ Grammar: a verb, then filters in any order.
     verb     speedup | summary | latency | memory | runs | gpus | kernels
     kernel   an exact kernel name, an alias (kldiv, kl, ce, xent, flce, grpo, ...), a family
              (operations.family or the workloads' family label, e.g. rmsnorm: all its
-             operations, each reported on its own), or a unique prefix. A word that is several
-             of these (rmsnorm: Liger's rms_norm alias and a family) selects the union.
+             operations, each reported on its own), or a unique prefix. An exact kernel name
+             means that kernel only (jsd, though also a family); an alias that is also a family
+             (rmsnorm: Liger's rms_norm and the rmsnorm family) selects the union.
     gpu      a product (b200, h100, a100, 4090, mi300x), product-form factor (h100-pcie,
              a100-sxm4-80gb), an architecture (sm_90) or an environment name; every matching
              environment is selected and reported on its own
@@ -266,12 +267,14 @@ def resolve_gpu(word: str, vocab: Vocabulary) -> list[str]:
 
 
 def resolve_kernel(word: str, vocab: Vocabulary) -> list[str]:
-    """Kernels that `word` names: the union of the exact kernel, the alias's kernels and the
-    family's operations; else a unique prefix (ambiguity is an error)."""
+    """Kernels that `word` names: an exact kernel name alone (jsd is also Liger's family of
+    jsd, fused_linear_jsd and distill_jsd_loss, but `speedup jsd` means the kernel); else the
+    union of the alias's kernels and the family's operations (rmsnorm: Liger's rms_norm and
+    every rmsnorm operation); else a unique prefix (ambiguity is an error)."""
     word = word.replace("-", "_")
-    named: list[str] = []
     if word in vocab.kernels:
-        named.append(word)
+        return [word]
+    named: list[str] = []
     alias = KERNEL_ALIASES.get(word)
     if alias and alias.endswith("*"):
         named.extend(k for k in vocab.kernels if k.startswith(alias[:-1]))

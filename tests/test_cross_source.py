@@ -132,3 +132,8 @@ def test_family_word_selects_every_operation(lake: Path) -> None:
     assert "rms_norm" in kernels  # the Liger alias
     assert len(kernels) >= 10  # and the family's KernelIndex operations, one row each
     assert all("rms" in k for k in kernels)
+
+
+def test_exact_kernel_name_is_not_widened_to_its_family(lake: Path) -> None:
+    kernels = {row[0] for row in run_query("kernels jsd", lake).rows}
+    assert kernels == {"jsd"}
