@@ -16,6 +16,15 @@ import_app = typer.Typer(
 )
 
 DEFAULT_RAW = Path("data/raw/liger")
+NoIngestOption = Annotated[
+    bool, typer.Option("--no-ingest", help="Only write bundles; do not ingest.")
+]
+ImportLakeOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--lake", help="Lake to ingest into (default: $KINDEX_LAKE, else ./data/parquet)."
+    ),
+]
 
 
 @import_app.callback()
@@ -40,16 +49,11 @@ def liger(
         bool, typer.Option("--all-releases", help="Import the union of every release's CSVs.")
     ] = False,
     raw: Annotated[Path, typer.Option("--raw", help="Folder for the bundles.")] = DEFAULT_RAW,
-    no_ingest: Annotated[
-        bool, typer.Option("--no-ingest", help="Only write bundles; do not ingest.")
-    ] = False,
+    no_ingest: NoIngestOption = False,
     report: Annotated[
         Path | None, typer.Option("--report", help="Write each skipped row with its reason here.")
     ] = None,
-    lake: Annotated[
-        Path | None,
-        typer.Option("--lake", help="Lake to ingest into (default: the configured lake)."),
-    ] = None,
+    lake: ImportLakeOption = None,
 ) -> None:
     """Convert Liger-Kernel benchmark rows into KernelIndex bundles and ingest them."""
     from kindex_olap.errors import KindexError
@@ -91,17 +95,12 @@ def kernelindex(
         Path | None,
         typer.Option("--raw", help="Folder for the bundles (default: data/raw/kernelindex/NAME)."),
     ] = None,
-    no_ingest: Annotated[
-        bool, typer.Option("--no-ingest", help="Only write bundles; do not ingest.")
-    ] = False,
+    no_ingest: NoIngestOption = False,
     report: Annotated[
         Path | None,
         typer.Option("--report", help="Write every verification finding here (JSON Lines)."),
     ] = None,
-    lake: Annotated[
-        Path | None,
-        typer.Option("--lake", help="Lake to ingest into (default: the configured lake)."),
-    ] = None,
+    lake: ImportLakeOption = None,
 ) -> None:
     """Import a KernelIndex catalog export: bundles, dimensions and serving runs, verified.
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from kindex_olap.errors import ConfigError
 from kindex_olap.lake import Lake, Transaction, crashpoint, resolve_lake
-from kindex_olap.sources import Document, Problem, discover, read_documents
+from kindex_olap.sources import Document, Problem, discover, file_sha256, read_documents
 from kindex_olap.stage import ChunkResult, Reject, stage_chunk
 
 BATCH_RUNS = 25_000  # staged runs handed to DuckDB at a time (bounds memory)
@@ -207,7 +207,7 @@ class _Ingest:
 
     def _big_file_chunks(self, file: tuple[str, int, int]) -> Iterator[list[Document | Problem]]:
         path, size, mtime = file
-        content_hash = _sha256(Path(path))
+        content_hash = file_sha256(Path(path))
         if content_hash in self.known_hashes:
             self.report.files_unchanged += 1
             self.files_done += 1
@@ -301,14 +301,6 @@ def _file_row(path: str, size: int, mtime: int, content_hash: str | None) -> dic
         "documents": 0,
         "rejected": 0,
     }
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def iter_rejects(lake: str | os.PathLike[str] | None = None) -> Iterator[dict[str, Any]]:

@@ -7,6 +7,7 @@ read becomes a `Problem` with the file, line and reason, so the caller can keep 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import os
 import zlib
@@ -83,6 +84,15 @@ def _format_of(path: Path) -> tuple[str, str | None]:
     if base == ".json":
         return "json", compression
     return "text", compression
+
+
+def file_sha256(path: Path) -> str:
+    """Hex sha256 of a file's bytes, read in 1 MiB pieces."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def open_decompressed(path: Path) -> IO[bytes]:

@@ -19,7 +19,6 @@ digest recomputes, links agree) and every disagreement is reported, never droppe
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import shutil
@@ -35,7 +34,7 @@ import orjson
 
 from kindex_olap.canonical import CanonicalizationError, document_digest
 from kindex_olap.errors import ConfigError, SourceError
-from kindex_olap.sources import open_decompressed
+from kindex_olap.sources import file_sha256, open_decompressed
 
 if TYPE_CHECKING:
     from kindex_olap.etl import IngestReport
@@ -679,20 +678,12 @@ def _file_part(text: str) -> str:
 
 def replace_if_changed(tmp: Path, final: Path, report: KernelIndexImport) -> None:
     """Move `tmp` to `final` unless `final` already holds the same bytes (keeps its mtime)."""
-    if final.is_file() and _file_hash(final) == _file_hash(tmp):
+    if final.is_file() and file_sha256(final) == file_sha256(tmp):
         tmp.unlink()
         report.files_unchanged += 1
         return
     os.replace(tmp, final)
     report.files_written += 1
-
-
-def _file_hash(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def write_bytes_if_changed(path: Path, data: bytes, report: KernelIndexImport) -> None:
