@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -64,27 +63,38 @@ def run_identity(run: dict[str, Any]) -> str:
     output already is RFC 8785; otherwise the full canonicalizer runs.
     """
     core = {"apiVersion": run["apiVersion"], "kind": run["kind"], "spec": run["spec"]}
-    if all(plain_number(v) for v in _free_numbers(run["spec"])):
-        body = sorted_json(core)
-    else:
-        body = canonical_json(core)
+    plain = _all_plain(_free_numbers(run["spec"]))
+    body = sorted_json(core) if plain else canonical_json(core)
     return "sha256:" + hashlib.sha256(body).hexdigest()
 
 
-def _free_numbers(spec: dict[str, Any]) -> Iterator[Any]:
+def _all_plain(numbers: list[Any]) -> bool:
+    # A tight loop: this runs for every ingested run (plain_number only for the odd ones).
+    for value in numbers:
+        kind = type(value)
+        odd = kind is float or (kind is int and not -_SAFE < value < _SAFE)
+        if odd and not plain_number(value):
+            return False
+    return True
+
+
+_SAFE = 2**53
+
+
+def _free_numbers(spec: dict[str, Any]) -> list[Any]:
     """The numbers of a validated run spec that the schema does not pin to safe integers."""
-    for measurement in spec.get("measurements") or ():
-        yield measurement["value"]
+    numbers = [m["value"] for m in spec.get("measurements") or ()]
     timing = spec.get("timing")
     if timing:
         for value in timing["latencyNs"].values():
-            yield from value if isinstance(value, list) else (value,)
+            numbers.extend(value if isinstance(value, list) else (value,))
     native = spec.get("sourceNative")
     if native and native.get("metrics"):
-        yield from native["metrics"].values()
+        numbers.extend(native["metrics"].values())
     correctness = spec.get("correctness")
     if correctness:
-        yield from (v for k, v in correctness.items() if k != "comparator")
+        numbers.extend(v for k, v in correctness.items() if k != "comparator")
+    return numbers
 
 
 def parse_names(benchmark: str | None, external_id: str | None) -> tuple[str | None, ...]:

@@ -118,14 +118,15 @@ def parse_document(text: bytes) -> dict[str, Any]:
 def _check_duplicate_keys(text: bytes, obj: dict[str, Any]) -> None:
     """Reject an object with a repeated key (JSON parsers silently keep the last one).
 
-    Fast path: if re-serializing the parsed value reproduces the minified input byte for byte,
-    no key was dropped. Otherwise (escapes or number spellings differ) check with the stdlib.
+    Fast paths: if re-serializing the parsed value reproduces the input (machine-written JSON
+    Lines usually is exactly that) or the input minified, byte for byte, no key was dropped.
+    Otherwise (escapes or number spellings differ) check with the stdlib.
     """
     try:
         minified = orjson.dumps(obj)
     except orjson.JSONEncodeError as e:  # orjson writes at most 255 levels; json.loads recurses
         raise ValidationError(f"JSON nested too deeply: {e}") from e
-    if msgspec.json.format(text, indent=-1) == minified:
+    if minified == text or msgspec.json.format(text, indent=-1) == minified:
         return
 
     def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
