@@ -13,21 +13,34 @@ from kindex_olap.sqlfiles import read_sql, statements
 
 if TYPE_CHECKING:
     from kindex_olap.etl import IngestReport, Reject
-    from kindex_olap.lake import Transaction
+    from kindex_olap.lake import Snapshot, Transaction
 
 MEMORY_LIMIT = "512MB"
 
 
-class BatchWriter:
-    """A DuckDB work database (a file in the transaction's staging folder, at most MEMORY_LIMIT
-    in memory) holding the lake's table shapes: batches of staged runs go in, and each table
-    leaves as sorted Parquet once."""
+def ingested_files(snapshot: Snapshot) -> tuple[dict[str, tuple[int, int]], set[str]]:
+    """Files already ingested: path -> (size, mtime_ns), and the set of their content hashes."""
+    con = duckdb.connect()
+    try:
+        con.execute("SET VARIABLE files = ?", [snapshot.files("ingested_files")]).fetchall()
+        rows = con.execute(
+            "SELECT path, size, mtime_ns, sha256 FROM read_parquet(getvariable('files'))"
+        ).fetchall()
+    finally:
+        con.close()
+    return {path: (size, mtime) for path, size, mtime, _ in rows}, {row[3] for row in rows}
 
-    def __init__(self, tx: Transaction) -> None:
+
+class BatchWriter:
+    """A DuckDB work database (in memory, or for big inputs a file in the transaction's staging
+    folder; at most MEMORY_LIMIT in memory either way) holding the lake's table shapes: batches
+    of staged runs go in, and each table leaves as sorted Parquet once."""
+
+    def __init__(self, tx: Transaction, on_disk: bool = False) -> None:
         self.tx = tx
-        # On disk, so that its tables (not only sorts) can leave memory: an in-memory database
-        # ran out of memory sorting 3M measurements at a 768 MB limit.
-        self.con = duckdb.connect(str(tx.staging / "work.duckdb"))
+        # On disk for big inputs, so that its tables (not only sorts) can leave memory: an
+        # in-memory database ran out of memory sorting 3M measurements at a 768 MB limit.
+        self.con = duckdb.connect(str(tx.staging / "work.duckdb") if on_disk else ":memory:")
         self._run("SET memory_limit = ?", [MEMORY_LIMIT])
         self._run("SET preserve_insertion_order = false")
         self._run("SET temp_directory = ?", [str(tx.staging / "spill")])
@@ -39,14 +52,6 @@ class BatchWriter:
     def _run(self, sql: str, params: list[Any] | None = None) -> list[Any]:
         # DuckDB 2 wants every result consumed before the next statement on a connection.
         return self.con.execute(sql, params).fetchall()
-
-    def ingested_files(self) -> tuple[dict[str, tuple[int, int]], set[str]]:
-        """Files already ingested: path -> (size, mtime_ns), and the set of their content hashes."""
-        self._run("SET VARIABLE files = ?", [self.tx.base.files("ingested_files")])
-        rows = self._run(
-            "SELECT path, size, mtime_ns, sha256 FROM read_parquet(getvariable('files'))"
-        )
-        return {path: (size, mtime) for path, size, mtime, _ in rows}, {row[3] for row in rows}
 
     def stage(self, lines: list[bytes]) -> None:
         """Flatten a batch of staged NDJSON lines into the work tables, skipping known runs."""
