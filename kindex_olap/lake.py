@@ -99,9 +99,6 @@ class Snapshot:
         relative = self.tables.get(table) or [f"_kindex/empty/{table}.parquet"]
         return [str(self.lake / path) for path in relative]
 
-    def file_count(self) -> int:
-        return sum(len(files) for files in self.tables.values())
-
 
 def resolve_lake(lake: str | os.PathLike[str] | None) -> tuple[Path, str]:
     """The lake folder to use and where that choice came from (for the user's summary)."""

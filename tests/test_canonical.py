@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -92,29 +93,55 @@ def test_seed_digests_recompute() -> None:
         assert document_digest(bundle["environment"]) == spec["environmentDigest"], path.name
 
 
-@settings(max_examples=600, deadline=None)
-@given(json_values)
-def test_trusted_fast_path_matches_reference(value: object) -> None:
-    from kindex_olap.canonical import canonical_json_trusted
+def _run(values: list[object], metrics: dict[str, object]) -> dict[str, object]:
+    """A seed run whose measurement values and sourceNative metrics are `values` / `metrics`."""
+    from pathlib import Path
 
-    try:
-        expected = rfc8785.dumps(value)
-    except rfc8785.CanonicalizationError:
-        return
-    assert canonical_json_trusted(value) == expected
+    path = sorted((Path(__file__).parents[1] / "data" / "raw").glob("*.txt"))[0]
+    run = json.loads(path.read_text().split("\n", 2)[2])["run"]
+    run["spec"]["measurements"] = [
+        {"metric": "latency", "unit": "ns", "statistic": f"p{i}", "value": v}
+        for i, v in enumerate(values)
+    ]
+    run["spec"]["sourceNative"]["metrics"] = metrics
+    return run
 
 
-@pytest.mark.parametrize(
-    "value",
-    [{"a": 162.0}, [1e-7, 2.5e20], {"k": 123456789012345678}, {"\ue000": 1, "\U0001f600": 2}],
+def _reference_identity(run: dict[str, object]) -> str:
+    core = {"apiVersion": run["apiVersion"], "kind": run["kind"], "spec": run["spec"]}
+    return "sha256:" + hashlib.sha256(rfc8785.dumps(core)).hexdigest()
+
+
+numbers = st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1) | st.floats(
+    allow_nan=False, allow_infinity=False
 )
-def test_trusted_fast_path_falls_back_on_suspect_tokens(value: object) -> None:
-    from kindex_olap.canonical import canonical_json_trusted
 
-    try:
-        expected = rfc8785.dumps(value)
-    except rfc8785.CanonicalizationError:
-        with pytest.raises(CanonicalizationError):
-            canonical_json_trusted(value)
-        return
-    assert canonical_json_trusted(value) == expected
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(numbers, max_size=4),
+    st.dictionaries(st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True), numbers, max_size=3),
+)
+def test_run_identity_fast_path_matches_reference(
+    values: list[object], metrics: dict[str, object]
+) -> None:
+    """The ingest's identity (orjson sorted output when the free numbers are plain) is RFC 8785."""
+    from kindex_olap.flatten import run_identity
+
+    run = _run(values, metrics)
+    assert run_identity(run) == _reference_identity(run)
+
+
+@pytest.mark.parametrize("value", [162.0, -0.0, 1e-7, 2.5e20, 2.0**60, 1e-5, 0.1])
+def test_run_identity_falls_back_on_numbers_orjson_spells_differently(value: float) -> None:
+    from kindex_olap.flatten import run_identity
+
+    run = _run([value], {"ms_50": value})
+    assert run_identity(run) == _reference_identity(run)
+
+
+def test_run_identity_refuses_integers_beyond_the_safe_range() -> None:
+    from kindex_olap.flatten import run_identity
+
+    with pytest.raises(CanonicalizationError):
+        run_identity(_run([123456789012345678], {}))
