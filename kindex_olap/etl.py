@@ -19,17 +19,29 @@ from typing import Any
 
 from kindex_olap.errors import ConfigError
 from kindex_olap.lake import Lake, Transaction, crashpoint, resolve_lake
-from kindex_olap.sources import Document, Problem, discover, file_sha256, read_documents
-from kindex_olap.stage import ChunkResult, Reject, stage_chunk
+from kindex_olap.sources import (
+    Document,
+    Problem,
+    discover,
+    file_sha256,
+    is_plain_lines,
+    line_ranges,
+    read_documents,
+    read_line_range,
+)
+from kindex_olap.stage import (
+    CHUNK_SEQ_STRIDE,
+    FILE_SEQ_STRIDE,
+    ChunkResult,
+    Reject,
+    stage_chunk,
+)
 
 BATCH_RUNS = 25_000  # staged runs handed to DuckDB at a time (bounds memory)
 CHUNK_DOCUMENTS = 2_000  # documents per unit of work for a staging process
 CHUNK_FILES = 500  # small files per unit of work (the staging process reads them)
 SMALL_FILE_BYTES = 4 * 1024 * 1024  # larger files are streamed here, in chunks of documents
-CHUNK_BYTES = 8 * 1024 * 1024
-# Sequence numbers (the first occurrence of a run wins) stay ordered across jobs and files.
-CHUNK_SEQ_STRIDE = 1 << 40
-FILE_SEQ_STRIDE = 1 << 24
+CHUNK_BYTES = 8 * 1024 * 1024  # also the size of a byte range of an uncompressed JSONL file
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 # Inputs this big get a work database on disk (bounded memory at any corpus size); smaller ones
 # one in memory, about twice as fast to fill.
@@ -128,7 +140,11 @@ class _Ingest:
         self.file_rows: dict[str, dict[str, Any]] = {}
         self.known_hashes: set[str] = set()
         self.reject_rows: list[Reject] = []
-        self.staged: list[bytes] = []
+        self.staged_files: list[
+            str
+        ] = []  # staged NDJSON written by staging jobs, not yet flattened
+        self.staged_runs = 0
+        self.skipped_seq_blocks: list[int] = []  # files found to repeat another's bytes
         self.files_total = 0
         self.files_done = 0
 
@@ -147,7 +163,7 @@ class _Ingest:
             for job in jobs:
                 self._absorb_job(job[0], _stage_job(job))
         self._flush()
-        self.writer.finish(self.report)
+        self.writer.finish(self.report, self.skipped_seq_blocks)
         self.writer.write_dimensions(self.dimensions, self.report)
         self.writer.write_rejects(self.reject_rows)
         self.writer.write_files(list(self.file_rows.values()))
@@ -193,24 +209,31 @@ class _Ingest:
         batch: list[tuple[str, int, int]] = []
         batch_bytes = 0
         number = 0
+
+        def job(kind: str, payload: Any) -> _Job:
+            out = str(self.tx.staging / f"staged-{number:07d}.ndjson")
+            return (kind, payload, self.verify, number * CHUNK_SEQ_STRIDE, out)
+
         for file in files:
             if file[1] <= SMALL_FILE_BYTES:
                 batch.append(file)
                 batch_bytes += file[1]
                 if len(batch) >= CHUNK_FILES or batch_bytes >= CHUNK_BYTES:
-                    yield ("files", batch, self.verify, number * CHUNK_SEQ_STRIDE)
+                    yield job("files", batch)
                     number, batch, batch_bytes = number + 1, [], 0
                 continue
             if batch:
-                yield ("files", batch, self.verify, number * CHUNK_SEQ_STRIDE)
+                yield job("files", batch)
                 number, batch, batch_bytes = number + 1, [], 0
-            for chunk in self._big_file_chunks(file):
-                yield ("documents", chunk, self.verify, number * CHUNK_SEQ_STRIDE)
+            for kind, payload in self._big_file_parts(file):
+                yield job(kind, payload)
                 number += 1
         if batch:
-            yield ("files", batch, self.verify, number * CHUNK_SEQ_STRIDE)
+            yield job("files", batch)
 
-    def _big_file_chunks(self, file: tuple[str, int, int]) -> Iterator[list[Document | Problem]]:
+    def _big_file_parts(self, file: tuple[str, int, int]) -> Iterator[tuple[str, Any]]:
+        """Jobs for one big file: byte ranges that a staging process reads itself (uncompressed
+        JSON Lines), else chunks of documents read here, as a stream."""
         path, size, mtime = file
         content_hash = file_sha256(Path(path))
         if content_hash in self.known_hashes:
@@ -219,35 +242,44 @@ class _Ingest:
             return
         self.known_hashes.add(content_hash)
         self._count_file(_file_row(path, size, mtime, content_hash))
+        if is_plain_lines(Path(path)):
+            for start, end, line in line_ranges(Path(path), CHUNK_BYTES):
+                yield "range", (path, start, end, line)
+            return
         chunk: list[Document | Problem] = []
         chunk_bytes = 0
         for item in read_documents(Path(path)):
             chunk.append(item)
             chunk_bytes += len(item.text)
             if len(chunk) >= CHUNK_DOCUMENTS or chunk_bytes >= CHUNK_BYTES:
-                yield chunk
+                yield "documents", chunk
                 chunk, chunk_bytes = [], 0
         if chunk:
-            yield chunk
+            yield "documents", chunk
 
     def _count_file(self, row: dict[str, Any]) -> None:
         self.report.files_read += 1
         self.file_rows[row["path"]] = row
 
-    def _absorb_job(self, kind: str, result: Any) -> None:
-        if kind == "documents":
-            self._absorb(result)
-            return
-        for row, file_result in result:
+    def _absorb_job(self, kind: str, result: _JobResult) -> None:
+        if result.chunk is not None:
+            self._absorb(result.chunk)
+        for row, file_result, seq_block in result.files:
             self.files_done += 1
             if row["sha256"] in self.known_hashes:  # the same bytes under another path
                 self.report.files_unchanged += 1
+                self.skipped_seq_blocks.append(seq_block)  # its staged runs are dropped
                 continue
             if row["sha256"] is not None:  # an unreadable file is retried next time
                 self.known_hashes.add(row["sha256"])
                 self._count_file(row)
             self._absorb(file_result)
-        if self.progress is not None:
+        if result.staged_file is not None:
+            self.staged_files.append(result.staged_file)
+            self.staged_runs += result.staged_runs
+            if self.staged_runs >= BATCH_RUNS:
+                self._flush()
+        if kind == "files" and self.progress is not None:
             self.progress(self.files_done, self.files_total, self.report.documents)
 
     def _absorb(self, result: ChunkResult) -> None:
@@ -265,36 +297,62 @@ class _Ingest:
         self.reject_rows.extend(result.rejects)
         room = max(50 - len(self.report.rejects), 0)
         self.report.rejects.extend(result.rejects[:room])
-        self.staged.extend(result.lines)
-        if len(self.staged) >= BATCH_RUNS:
-            self._flush()
 
     def _flush(self) -> None:
-        if self.staged:
-            self.writer.stage(self.staged)
-            self.staged = []
+        if self.staged_files:
+            self.writer.stage(self.staged_files, self.staged_runs)
+            self.staged_files, self.staged_runs = [], 0
 
 
-_Job = tuple[str, Any, bool, int]
+_Job = tuple[str, Any, bool, int, str]
 
 
-def _stage_job(job: _Job) -> Any:
-    """Run in a staging process: a chunk of documents, or a batch of small files to read."""
-    kind, payload, verify, first_seq = job
+@dataclass
+class _JobResult:
+    """What a staging job sends back: per-file results (a batch of small files) or one chunk's,
+    and the NDJSON file its valid runs were written to (None when it staged no run)."""
+
+    files: list[tuple[dict[str, Any], ChunkResult, int]] = field(default_factory=list)
+    chunk: ChunkResult | None = None
+    staged_file: str | None = None
+    staged_runs: int = 0
+
+
+def _stage_job(job: _Job) -> _JobResult:
+    """Run in a staging process: a chunk of documents, a byte range of a JSON Lines file, or a
+    batch of small files to read. Valid runs go to the job's own staging file."""
+    kind, payload, verify, first_seq, out = job
+    result = _JobResult()
+    lines: list[bytes] = []
     if kind == "documents":
-        return stage_chunk(payload, verify, first_seq)
-    out = []
-    for number, (path, size, mtime) in enumerate(payload):
-        try:
-            data = Path(path).read_bytes()
-        except OSError as e:
-            items: list[Document | Problem] = [Problem(path, None, f"unreadable file: {e}")]
-            row = _file_row(path, size, mtime, None)
-        else:
-            items = list(read_documents(Path(path), data))
-            row = _file_row(path, size, mtime, hashlib.sha256(data).hexdigest())
-        out.append((row, stage_chunk(items, verify, first_seq + number * FILE_SEQ_STRIDE)))
-    return out
+        result.chunk = stage_chunk(payload, verify, first_seq)
+    elif kind == "range":
+        path, start, end, line = payload
+        items = list(read_line_range(Path(path), start, end, line))
+        result.chunk = stage_chunk(items, verify, first_seq)
+    else:
+        for number, (path, size, mtime) in enumerate(payload):
+            seq = first_seq + number * FILE_SEQ_STRIDE
+            try:
+                data = Path(path).read_bytes()
+            except OSError as e:
+                items = [Problem(path, None, f"unreadable file: {e}")]
+                row = _file_row(path, size, mtime, None)
+            else:
+                items = list(read_documents(Path(path), data))
+                row = _file_row(path, size, mtime, hashlib.sha256(data).hexdigest())
+            file_result = stage_chunk(items, verify, seq)
+            lines.extend(file_result.lines)
+            file_result.lines = []
+            result.files.append((row, file_result, seq // FILE_SEQ_STRIDE))
+    if result.chunk is not None:
+        lines, result.chunk.lines = result.chunk.lines, []
+    if lines:
+        with open(out, "wb") as handle:
+            handle.write(b"\n".join(lines))
+            handle.write(b"\n")
+        result.staged_file, result.staged_runs = out, len(lines)
+    return result
 
 
 def _file_row(path: str, size: int, mtime: int, content_hash: str | None) -> dict[str, Any]:

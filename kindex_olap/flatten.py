@@ -6,6 +6,7 @@ import hashlib
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import orjson
 from msgspec import UNSET
 
@@ -13,7 +14,7 @@ from kindex_olap.canonical import canonical_json, plain_number, sorted_json
 
 if TYPE_CHECKING:
     from kindex_olap.sources import Document
-    from kindex_olap.validate import Bundle
+    from kindex_olap.validate import BenchmarkRun, Bundle, RunSpec
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -21,7 +22,7 @@ _MICROSECOND = timedelta(microseconds=1)
 
 
 def run_facts(
-    bundle: Bundle, run: dict[str, Any], latency: dict[str, int], doc: Document, seq: int
+    bundle: Bundle, run_id: str, latency: dict[str, int], doc: Document, seq: int
 ) -> dict[str, Any]:
     """What kindex adds to a run before DuckDB flattens it: identity, names, primary value."""
     spec = bundle.run.spec
@@ -33,7 +34,7 @@ def run_facts(
     metric, statistic, unit, value = primary_measurement(bundle, latency)
     labels = bundle.run.metadata.labels
     return {
-        "run_id": run_identity(run),
+        "run_id": run_id,
         "seq": seq,
         "src": doc.path,
         "line": doc.line,
@@ -66,6 +67,40 @@ def run_identity(run: dict[str, Any]) -> str:
     plain = _all_plain(_free_numbers(run["spec"]))
     body = sorted_json(core) if plain else canonical_json(core)
     return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def struct_run_identity(run: BenchmarkRun) -> str | None:
+    """`run_identity` of a run decoded straight into its validated type, or None where
+    msgspec's sorted output may not be RFC 8785 (a free number that is not plain).
+
+    The same argument as `run_identity`: validated keys are ASCII, msgspec escapes strings as
+    RFC 8785 does and spells plain numbers as orjson does; omit_defaults leaves out exactly the
+    fields the document did not have.
+    """
+    spec = run.spec
+    if not _all_plain(_struct_free_numbers(spec)):
+        return None
+    core = {"apiVersion": run.apiVersion, "kind": run.kind, "spec": spec}
+    return "sha256:" + hashlib.sha256(msgspec.json.encode(core, order="sorted")).hexdigest()
+
+
+def _struct_free_numbers(spec: RunSpec) -> list[Any]:
+    """`_free_numbers` of a typed run spec (UNSET fields included: `_all_plain` passes them)."""
+    numbers: list[Any] = []
+    if spec.measurements is not UNSET:
+        numbers.extend([m.value for m in spec.measurements])
+    if spec.timing is not UNSET:
+        for value in msgspec.structs.astuple(spec.timing.latencyNs):
+            if type(value) is list:
+                numbers.extend(value)
+            else:
+                numbers.append(value)
+    native = spec.sourceNative
+    if native is not UNSET and native.metrics is not UNSET:
+        numbers.extend(native.metrics.values())
+    if spec.correctness is not UNSET:
+        numbers.extend(msgspec.structs.astuple(spec.correctness)[1:])  # after the comparator
+    return numbers
 
 
 def _all_plain(numbers: list[Any]) -> bool:

@@ -86,6 +86,11 @@ def _format_of(path: Path) -> tuple[str, str | None]:
     return "text", compression
 
 
+def is_plain_lines(path: Path) -> bool:
+    """True for an uncompressed JSON Lines file (which can be split into byte ranges)."""
+    return _format_of(path) == ("lines", None)
+
+
 def file_sha256(path: Path) -> str:
     """Hex sha256 of a file's bytes, read in 1 MiB pieces."""
     digest = hashlib.sha256()
@@ -181,8 +186,67 @@ def read_documents(path: Path, data: bytes | None = None) -> Iterator[Document |
         yield Problem(name, None, f"corrupt zst stream: {e}")
 
 
-def _lines(name: str, stream: IO[bytes]) -> Iterator[Document | Problem]:
-    number = 0
+def line_ranges(path: Path, target_bytes: int) -> Iterator[tuple[int, int, int]]:
+    """Split an uncompressed JSON Lines file into (start, end, first line number) byte ranges of
+    about `target_bytes`, each ending after a newline (or at the end of the file), so that
+    staging processes can read their part themselves. Memory stays one block, however long a
+    line is."""
+    start, line = 0, 1
+    with open(path, "rb") as handle:
+        while True:
+            handle.seek(start)
+            block = handle.read(target_bytes)
+            if not block:
+                return
+            cut = block.rfind(b"\n") + 1
+            if cut:
+                end, lines = start + cut, block.count(b"\n", 0, cut)
+            else:  # a line longer than the block: the range runs to its end (or the file's)
+                end, lines = start + len(block), 0
+                while more := handle.read(target_bytes):
+                    newline = more.find(b"\n")
+                    if newline >= 0:
+                        end, lines = end + newline + 1, 1
+                        break
+                    end += len(more)
+            yield start, end, line
+            line += lines
+            start = end
+
+
+def read_line_range(
+    path: Path, start: int, end: int, first_line: int
+) -> Iterator[Document | Problem]:
+    """The documents of one range of an uncompressed JSON Lines file (see `line_ranges`)."""
+    name = str(path)
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            yield from _lines(name, _Limited(handle, end - start), first_line)
+    except OSError as e:
+        yield Problem(name, first_line, f"unreadable file: {e}")
+
+
+class _Limited(io.RawIOBase):
+    """The next `size` bytes of a stream, as a stream."""
+
+    def __init__(self, raw: IO[bytes], size: int) -> None:
+        self._raw, self._left = raw, size
+
+    def readable(self) -> bool:
+        return True
+
+    def readline(self, limit: int | None = -1) -> bytes:
+        wanted = self._left if limit is None or limit < 0 else min(limit, self._left)
+        line = self._raw.readline(wanted)
+        self._left -= len(line)
+        return line
+
+
+def _lines(
+    name: str, stream: IO[bytes] | _Limited, first_line: int = 1
+) -> Iterator[Document | Problem]:
+    number = first_line - 1
     while True:
         line = stream.readline(MAX_DOCUMENT_BYTES + 1)
         if not line:

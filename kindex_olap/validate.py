@@ -37,10 +37,12 @@ Duration = (
 )
 # Bounds reject NaN (every comparison with it fails) and infinities.
 _MAX_FLOAT = 1.7976931348623157e308
-Finite = Annotated[float, Meta(ge=-_MAX_FLOAT, le=_MAX_FLOAT)]
-NonNegFinite = Annotated[float, Meta(ge=0, le=_MAX_FLOAT)]
-PosFinite = Annotated[float, Meta(gt=0, le=_MAX_FLOAT)]
-Ratio = Annotated[float, Meta(ge=0, le=1)]
+# A JSON integer stays an int (not 5.0), so that re-encoding a decoded run spells every number
+# as the document did and as RFC 8785 does (flatten.struct_run_identity).
+Finite = int | Annotated[float, Meta(ge=-_MAX_FLOAT, le=_MAX_FLOAT)]
+NonNegFinite = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0, le=_MAX_FLOAT)]
+PosFinite = Annotated[int, Meta(gt=0)] | Annotated[float, Meta(gt=0, le=_MAX_FLOAT)]
+Ratio = Annotated[int, Meta(ge=0, le=1)] | Annotated[float, Meta(ge=0, le=1)]
 # RFC 3339 date-time in UTC ("Z"); the calendar date itself is checked in `check_bundle`
 # (cheaper than the schema's leap-year regex, same verdicts).
 UtcTimestamp = Annotated[
@@ -339,7 +341,7 @@ def check_bundle(obj: Any) -> Bundle:
         bundle = msgspec.convert(obj, type=Bundle, strict=True)
     except msgspec.ValidationError as e:
         raise ValidationError(_describe(e)) from e
-    _check_date(bundle.run.spec.observedAt, "$.run.spec.observedAt")
+    check_date(bundle.run.spec.observedAt, "$.run.spec.observedAt")
     _check_shared(bundle.protocol, BenchmarkProtocol, "$.protocol")
     _check_shared(bundle.environment, ExecutionEnvironment, "$.environment")
     return bundle
@@ -362,7 +364,7 @@ def _check_shared(doc: dict[str, Any], kind: type, where: str) -> None:
     _SHARED_OK.add(key)
 
 
-def _check_date(timestamp: str, where: str) -> None:
+def check_date(timestamp: str, where: str) -> None:
     try:
         date.fromisoformat(timestamp[:10])
     except ValueError as e:

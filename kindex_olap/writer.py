@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,7 @@ import duckdb
 from kindex_olap.flatten import DIGEST_COLUMNS, ROW_BUILDERS
 from kindex_olap.lake import PARTITIONED, ROW_GROUP_ROWS, crashpoint, order_clause
 from kindex_olap.sqlfiles import read_sql, statements
+from kindex_olap.stage import FILE_SEQ_STRIDE
 
 if TYPE_CHECKING:
     from kindex_olap.etl import IngestReport, Reject
@@ -45,6 +47,7 @@ class BatchWriter:
         self._run("SET preserve_insertion_order = false")
         self._run("SET temp_directory = ?", [str(tx.staging / "spill")])
         self._run(read_sql("tables.sql"))
+        self._run(read_sql("work_tables.sql"))
         self.ingested_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
         self.batches = 0
         self.staged_runs = 0
@@ -53,34 +56,41 @@ class BatchWriter:
         # DuckDB 2 wants every result consumed before the next statement on a connection.
         return self.con.execute(sql, params).fetchall()
 
-    def stage(self, lines: list[bytes]) -> None:
-        """Flatten a batch of staged NDJSON lines into the work tables, skipping known runs."""
+    def stage(self, files: list[str], runs: int) -> None:
+        """Flatten a batch of staged NDJSON files (`runs` lines in all) into the work table."""
         self.batches += 1
-        self.staged_runs += len(lines)
-        staging = self.tx.staging / f"batch-{self.batches:05d}.ndjson"
-        with open(staging, "wb") as handle:
-            for line in lines:
-                handle.write(line)
-                handle.write(b"\n")
-        self._run("SET VARIABLE staging_files = ?", [[str(staging)]])
-        self._run("SET VARIABLE runs_files = ?", [self.tx.base.files("runs")])
+        self.staged_runs += runs
+        self._run("SET VARIABLE staging_files = ?", [files])
         self._run("SET VARIABLE ingested_at = ?", [self.ingested_at])
-        for statement in statements("ingest.sql"):
-            self._run(statement)
+        self._run(read_sql("ingest_batch.sql"))
         crashpoint("ingest:batch-staged")
-        self._run("DROP TABLE staged")
-        self._run("DROP TABLE fresh")
-        staging.unlink()
+        for name in files:
+            os.unlink(name)
 
-    def finish(self, report: IngestReport) -> None:
-        """Write the runs and measurements gathered by every batch: one file per partition."""
-        added = self._count("runs")
+    def finish(self, report: IngestReport, skipped_seq_blocks: list[int]) -> None:
+        """Drop repeated and known runs, then write the runs and measurements gathered by every
+        batch: one sorted file per partition. Runs of `skipped_seq_blocks` (files whose bytes
+        repeat another file's) are not counted at all."""
+        staged = self.staged_runs
+        if skipped_seq_blocks:
+            self._run("SET VARIABLE skipped = ?", [skipped_seq_blocks])
+            self._run(
+                "DELETE FROM staged_runs WHERE list_contains(getvariable('skipped'), seq // ?)",
+                [FILE_SEQ_STRIDE],
+            )
+            staged = self._count("staged_runs")
+        if staged:
+            self._run("SET VARIABLE runs_files = ?", [self.tx.base.files("runs")])
+            for statement in statements("ingest_finish.sql"):
+                self._run(statement)
+        added = self._count("staged_runs")
         report.runs_added = added
-        report.duplicates = self.staged_runs - added
+        report.duplicates = staged - added
         if added:
-            self._write_partitioned("runs")
+            extra = "seq, timing, spec_measurements"
+            self._write_partitioned("runs", f"SELECT * EXCLUDE ({extra}) FROM staged_runs")
             crashpoint("ingest:runs-written")
-            self._write_partitioned("measurements")
+            self._write_partitioned("measurements", read_sql("ingest_measurements.sql"))
 
     def write_dimensions(
         self, documents: dict[str, dict[str, dict[str, Any]]], report: IngestReport
@@ -153,9 +163,10 @@ class BatchWriter:
         self.tx.add(table, path)
         self._run(f"DELETE FROM {table}")
 
-    def _write_partitioned(self, table: str) -> None:
+    def _write_partitioned(self, table: str, rows_sql: str) -> None:
+        """Write the rows of `rows_sql` (a fixed query from this module) as `table`'s files."""
         out = self.tx.staging / table
-        self.con.sql(f"SELECT * FROM {table} {order_clause(table)}").write_parquet(
+        self.con.sql(f"SELECT * FROM ({rows_sql}) {order_clause(table)}").write_parquet(
             str(out),
             compression="zstd",
             row_group_size=ROW_GROUP_ROWS,

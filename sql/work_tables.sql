@@ -1,0 +1,12 @@
+-- The ingest's work table (in its DuckDB work database, never in the lake): runs as they will be
+-- written, plus what finishing needs: seq (the first arrival of a run wins) and the raw timing
+-- and measurements lists the measurements table is built from.
+CREATE TABLE staged_runs AS
+SELECT
+    *,
+    NULL::BIGINT AS seq,
+    NULL::MAP(VARCHAR, BIGINT) AS timing,
+    NULL::STRUCT(metric VARCHAR, unit VARCHAR, statistic VARCHAR, value DOUBLE,
+                 sampleCount BIGINT)[] AS spec_measurements
+FROM runs
+LIMIT 0;
