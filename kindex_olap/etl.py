@@ -22,7 +22,7 @@ from kindex_olap.lake import Lake, Transaction, crashpoint, resolve_lake
 from kindex_olap.sources import (
     Document,
     Problem,
-    discover,
+    discover_names,
     file_sha256,
     is_plain_lines,
     line_ranges,
@@ -152,7 +152,7 @@ class _Ingest:
         from kindex_olap.writer import BatchWriter, ingested_files
 
         known_paths, self.known_hashes = ingested_files(self.tx.base)
-        files = self._changed_files(discover(inputs), known_paths)
+        files = self._changed_files(discover_names(inputs), known_paths)
         total_bytes = sum(size for _, size, _ in files)
         self.files_total = len(files)
         self.writer = BatchWriter(self.tx, on_disk=total_bytes >= ON_DISK_MIN_BYTES)
@@ -169,18 +169,17 @@ class _Ingest:
         self.writer.write_files(list(self.file_rows.values()))
 
     def _changed_files(
-        self, paths: Iterable[Path], known_paths: dict[str, tuple[int, int]]
+        self, paths: Iterable[str], known_paths: dict[str, tuple[int, int]]
     ) -> list[tuple[str, int, int]]:
         """(absolute path, size, mtime_ns) of every input not ingested as it is now."""
         changed = []
         for path in paths:
             self.report.files_seen += 1
-            absolute = os.path.abspath(path)
-            stat = os.stat(absolute)
-            if known_paths.get(absolute) == (stat.st_size, stat.st_mtime_ns):
+            stat = os.stat(path)
+            if known_paths.get(path) == (stat.st_size, stat.st_mtime_ns):
                 self.report.files_unchanged += 1
             else:
-                changed.append((absolute, stat.st_size, stat.st_mtime_ns))
+                changed.append((path, stat.st_size, stat.st_mtime_ns))
         return changed
 
     def _run_parallel(self, jobs: Iterator[_Job], workers: int) -> None:
@@ -262,18 +261,18 @@ class _Ingest:
         self.file_rows[row["path"]] = row
 
     def _absorb_job(self, kind: str, result: _JobResult) -> None:
-        if result.chunk is not None:
-            self._absorb(result.chunk)
-        for row, file_result, seq_block in result.files:
+        repeated: set[str] = set()
+        for row, seq_block in result.files:
             self.files_done += 1
             if row["sha256"] in self.known_hashes:  # the same bytes under another path
                 self.report.files_unchanged += 1
                 self.skipped_seq_blocks.append(seq_block)  # its staged runs are dropped
+                repeated.add(row["path"])
                 continue
             if row["sha256"] is not None:  # an unreadable file is retried next time
                 self.known_hashes.add(row["sha256"])
                 self._count_file(row)
-            self._absorb(file_result)
+        self._absorb(result.chunk, repeated)
         if result.staged_file is not None:
             self.staged_files.append(result.staged_file)
             self.staged_runs += result.staged_runs
@@ -282,8 +281,12 @@ class _Ingest:
         if kind == "files" and self.progress is not None:
             self.progress(self.files_done, self.files_total, self.report.documents)
 
-    def _absorb(self, result: ChunkResult) -> None:
+    def _absorb(self, result: ChunkResult, repeated: set[str]) -> None:
+        """Counts, dimensions and rejects of a job; nothing of files in `repeated` (their bytes
+        repeat a file already taken, whose dimensions are the same)."""
         for path, (documents, rejected) in result.per_file.items():
+            if path in repeated:
+                continue
             self.report.documents += documents
             self.report.rejected += rejected
             row = self.file_rows.get(path)
@@ -294,9 +297,12 @@ class _Ingest:
             mine = self.dimensions.setdefault(table, {})
             for digest, doc in by_digest.items():
                 mine.setdefault(digest, doc)
-        self.reject_rows.extend(result.rejects)
+        rejects = result.rejects
+        if repeated:
+            rejects = [r for r in rejects if r.source_file not in repeated]
+        self.reject_rows.extend(rejects)
         room = max(50 - len(self.report.rejects), 0)
-        self.report.rejects.extend(result.rejects[:room])
+        self.report.rejects.extend(rejects[:room])
 
     def _flush(self) -> None:
         if self.staged_files:
@@ -309,11 +315,12 @@ _Job = tuple[str, Any, bool, int, str]
 
 @dataclass
 class _JobResult:
-    """What a staging job sends back: per-file results (a batch of small files) or one chunk's,
-    and the NDJSON file its valid runs were written to (None when it staged no run)."""
+    """What a staging job sends back: its documents' counts, rejects and dimensions, the files
+    it read (a batch of small files: each one's row and sequence block), and the NDJSON file
+    its valid runs were written to (None when it staged no run)."""
 
-    files: list[tuple[dict[str, Any], ChunkResult, int]] = field(default_factory=list)
-    chunk: ChunkResult | None = None
+    chunk: ChunkResult
+    files: list[tuple[dict[str, Any], int]] = field(default_factory=list)
     staged_file: str | None = None
     staged_runs: int = 0
 
@@ -322,31 +329,28 @@ def _stage_job(job: _Job) -> _JobResult:
     """Run in a staging process: a chunk of documents, a byte range of a JSON Lines file, or a
     batch of small files to read. Valid runs go to the job's own staging file."""
     kind, payload, verify, first_seq, out = job
-    result = _JobResult()
-    lines: list[bytes] = []
     if kind == "documents":
-        result.chunk = stage_chunk(payload, verify, first_seq)
+        result = _JobResult(stage_chunk(payload, verify, first_seq))
     elif kind == "range":
         path, start, end, line = payload
-        items = list(read_line_range(Path(path), start, end, line))
-        result.chunk = stage_chunk(items, verify, first_seq)
+        documents = list(read_line_range(Path(path), start, end, line))
+        result = _JobResult(stage_chunk(documents, verify, first_seq))
     else:
+        result = _JobResult(ChunkResult())
         for number, (path, size, mtime) in enumerate(payload):
             seq = first_seq + number * FILE_SEQ_STRIDE
             try:
-                data = Path(path).read_bytes()
+                with open(path, "rb") as handle:
+                    data = handle.read()
             except OSError as e:
-                items = [Problem(path, None, f"unreadable file: {e}")]
+                items: list[Document | Problem] = [Problem(path, None, f"unreadable file: {e}")]
                 row = _file_row(path, size, mtime, None)
             else:
-                items = list(read_documents(Path(path), data))
+                items = list(read_documents(path, data))
                 row = _file_row(path, size, mtime, hashlib.sha256(data).hexdigest())
-            file_result = stage_chunk(items, verify, seq)
-            lines.extend(file_result.lines)
-            file_result.lines = []
-            result.files.append((row, file_result, seq // FILE_SEQ_STRIDE))
-    if result.chunk is not None:
-        lines, result.chunk.lines = result.chunk.lines, []
+            stage_chunk(items, verify, seq, into=result.chunk)
+            result.files.append((row, seq // FILE_SEQ_STRIDE))
+    lines, result.chunk.lines = result.chunk.lines, []
     if lines:
         with open(out, "wb") as handle:
             handle.write(b"\n".join(lines))

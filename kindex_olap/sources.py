@@ -43,20 +43,23 @@ class Problem:
 
 
 def discover(paths: Iterable[Path]) -> Iterator[Path]:
-    """Input files: a file as given, a folder searched recursively for known extensions.
+    """Input files: a file as given, a folder searched recursively for known extensions."""
+    return (Path(name) for name in discover_names(paths))
 
-    Folders are walked in sorted order with os.walk (plain strings: a million files would spend
-    seconds in pathlib's comparisons and stat calls).
-    """
+
+def discover_names(paths: Iterable[Path]) -> Iterator[str]:
+    """`discover` as absolute path strings. Folders are walked in sorted order with os.walk
+    (plain strings: a million files would spend seconds in pathlib's comparisons and stats)."""
     for path in paths:
-        if not path.is_dir():
-            yield path
+        root = os.path.abspath(path)
+        if not os.path.isdir(root):
+            yield root
             continue
-        for folder, subfolders, names in os.walk(path):
+        for folder, subfolders, names in os.walk(root):
             subfolders.sort()
             for name in sorted(names):
                 if _is_input_name(name):
-                    yield Path(folder, name)
+                    yield os.path.join(folder, name)
 
 
 def _is_input_name(name: str) -> bool:
@@ -70,9 +73,9 @@ def _is_input_name(name: str) -> bool:
     return "." + parts[-1] in _JSON_SUFFIXES
 
 
-def _format_of(path: Path) -> tuple[str, str | None]:
+def _format_of(path: str | os.PathLike[str]) -> tuple[str, str | None]:
     """(format, compression) from the name: format is 'lines', 'json' or 'text'."""
-    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    suffixes = [s.lower() for s in _suffixes(os.path.basename(os.fspath(path)))[-2:]]
     compression = suffixes[-1][1:] if suffixes and suffixes[-1] in _COMPRESSED else None
     base = (
         suffixes[-2] if compression and len(suffixes) == 2 else (suffixes[-1] if suffixes else "")
@@ -84,6 +87,13 @@ def _format_of(path: Path) -> tuple[str, str | None]:
     if base == ".json":
         return "json", compression
     return "text", compression
+
+
+def _suffixes(name: str) -> list[str]:
+    """Path(name).suffixes without building a Path (a million files spend seconds there)."""
+    if name.endswith("."):
+        return []
+    return ["." + suffix for suffix in name.lstrip(".").split(".")[1:]]
 
 
 def is_plain_lines(path: Path) -> bool:
@@ -109,7 +119,7 @@ def open_decompressed(path: Path) -> IO[bytes]:
     return _open(path, compression, None)
 
 
-def _open(path: Path, compression: str | None, data: bytes | None) -> IO[bytes]:
+def _open(path: str | os.PathLike[str], compression: str | None, data: bytes | None) -> IO[bytes]:
     raw: IO[bytes] = io.BytesIO(data) if data is not None else open(path, "rb")  # noqa: SIM115
     if compression == "gz":
         return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
@@ -167,9 +177,11 @@ class _ZstdReader(io.RawIOBase):
         super().close()
 
 
-def read_documents(path: Path, data: bytes | None = None) -> Iterator[Document | Problem]:
+def read_documents(
+    path: str | os.PathLike[str], data: bytes | None = None
+) -> Iterator[Document | Problem]:
     """The documents of one input file (or of its bytes, already read), or what stops them."""
-    name = str(path)
+    name = os.fspath(path)
     fmt, compression = _format_of(path)
     try:
         with _open(path, compression, data) as stream:

@@ -67,13 +67,19 @@ class ChunkResult:
 
 
 def stage_chunk(
-    items: list[Document | Problem], verify: bool, first_seq: int, *, fast: bool = True
+    items: list[Document | Problem],
+    verify: bool,
+    first_seq: int,
+    *,
+    fast: bool = True,
+    into: ChunkResult | None = None,
 ) -> ChunkResult:
     """Validate and identify every document of a chunk; problems and failures become rejects.
 
-    `fast=False` takes the general path for every document (tests compare the two).
+    Results are added to `into` when given. `fast=False` takes the general path for every
+    document (tests compare the two).
     """
-    result = ChunkResult()
+    result = ChunkResult() if into is None else into
     seq = first_seq
     for item in items:
         counts = result.per_file.setdefault(item.path, [0, 0])
