@@ -362,3 +362,31 @@ def test_importing_etl_loads_neither_typer_nor_rich() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("files_per_job", [500, 1])
+def test_copies_within_one_ingest_count_once(
+    tmp_path: Path,
+    tmp_lake: Path,
+    make_bundle: BundleFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    files_per_job: int,
+) -> None:
+    """A file whose bytes repeat another file of the same ingest (same job or another one) is
+    unchanged: its runs are neither added nor counted as duplicates, its rejects not kept."""
+    import kindex_olap.etl
+
+    monkeypatch.setattr(kindex_olap.etl, "CHUNK_FILES", files_per_job)
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    good = seed_text("Good", make_bundle(variant=1))
+    bad_bundle = make_bundle(variant=2)
+    bad_bundle["run"]["spec"]["status"] = "fine"
+    bad = seed_text("Bad", bad_bundle)
+    for name, text in [("a.txt", good), ("b.txt", bad), ("c.txt", good), ("d.txt", bad)]:
+        (inbox / name).write_text(text)
+    report = ingest([inbox], tmp_lake)
+    assert (report.files_read, report.files_unchanged) == (2, 2)
+    assert (report.runs_added, report.duplicates, report.rejected) == (1, 0, 1)
+    assert [r["source_file"] for r in rows(tmp_lake, "rejects")] == [str(inbox / "b.txt")]
+    assert [r["source_file"] for r in rows(tmp_lake, "runs")] == [str(inbox / "a.txt")]
