@@ -1,10 +1,14 @@
 """Ingest: bundles in files -> validated, identified, deduplicated rows in the lake's Parquet tables.
 
-Python does what needs judgement per document (parse, validate, compute the run's identity
-digest) and writes each valid run as one NDJSON line to a staging file; DuckDB then flattens a
-whole batch of staged lines into the runs and measurements tables in bulk and writes them as
-Parquet. Environments, protocols and the other dimensions are few (one row per digest), so they
-are flattened in Python. Everything becomes visible in one atomic snapshot commit at the end.
+Staging processes (one per core) do what needs judgement per document: validate it and compute
+the run's identity digest (stage.py: one typed decode for most bundles, the general path for the
+rest), writing each valid run as one NDJSON line to the job's own staging file. They read their
+input themselves: a byte range of an uncompressed JSON Lines file, or a batch of small files
+(compressed streams are read here and sent as chunks of documents). DuckDB then flattens whole
+batches of staging files into a work table, removes repeated and already-stored runs once at
+the end, and writes runs and measurements as sorted Parquet. Environments, protocols and the
+other dimensions are few (one row per digest), so they are flattened in Python. Everything
+becomes visible in one atomic snapshot commit at the end.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from kindex_olap.canonical import canonical_json, plain_number, sorted_json
 
 if TYPE_CHECKING:
     from kindex_olap.sources import Document
-    from kindex_olap.validate import BenchmarkRun, Bundle, RunSpec
+    from kindex_olap.validate import Bundle, RunSpec
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -69,19 +69,12 @@ def run_identity(run: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(body).hexdigest()
 
 
-def struct_run_identity(run: BenchmarkRun) -> str | None:
-    """`run_identity` of a run decoded straight into its validated type, or None where
-    msgspec's sorted output may not be RFC 8785 (a free number that is not plain).
-
-    The same argument as `run_identity`: validated keys are ASCII, msgspec escapes strings as
-    RFC 8785 does and spells plain numbers as orjson does; omit_defaults leaves out exactly the
-    fields the document did not have.
-    """
-    spec = run.spec
-    if not _all_plain(_struct_free_numbers(spec)):
-        return None
-    core = {"apiVersion": run.apiVersion, "kind": run.kind, "spec": spec}
-    return "sha256:" + hashlib.sha256(msgspec.json.encode(core, order="sorted")).hexdigest()
+def spec_numbers_plain(spec: RunSpec) -> bool:
+    """True when msgspec's sorted encoding of a run spec decoded into its validated type is
+    RFC 8785, so that its sha256 is `run_identity`: the same argument as there (validated keys
+    are ASCII; msgspec escapes strings as RFC 8785 does and spells plain numbers as orjson
+    does; omit_defaults leaves out exactly the fields the document did not have)."""
+    return _all_plain(_struct_free_numbers(spec))
 
 
 def _struct_free_numbers(spec: RunSpec) -> list[Any]:

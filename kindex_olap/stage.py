@@ -7,6 +7,7 @@ flattens earlier batches.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -134,6 +135,9 @@ class _Envelope(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
 _ENCODE = msgspec.json.Encoder().encode
+_ENCODE_SORTED = msgspec.json.Encoder(order="sorted").encode
+_RUN_HEAD = b'{"apiVersion":"kernelindex.dev/v1alpha1","kind":"BenchmarkRun","metadata":'
+_CORE_HEAD = b'{"apiVersion":"kernelindex.dev/v1alpha1","kind":"BenchmarkRun","spec":'  # sorted
 # protocol/environment text -> (its parsed document, its digest); validated, duplicate-free
 _SHARED: dict[bytes, tuple[dict[str, Any], str]] = {}
 _SHARED_LIMIT = 10_000
@@ -157,7 +161,10 @@ def _stage_fast(doc: Document, verify: bool, seq: int, result: ChunkResult) -> b
     except (msgspec.ValidationError, msgspec.DecodeError):
         return False
     run = envelope.run
-    run_json = _ENCODE(run)
+    # The run re-encoded in two parts: its spec in sorted (RFC 8785) key order, which is also
+    # the body of its identity, and its metadata. apiVersion and kind are validated literals.
+    spec_json = _ENCODE_SORTED(run.spec)
+    run_json = _RUN_HEAD + _ENCODE(run.metadata) + b',"spec":' + spec_json + b"}"
     protocol_text, environment_text = bytes(envelope.protocol), bytes(envelope.environment)
     expected = run_json.count(b'"') + protocol_text.count(b'"')
     expected += environment_text.count(b'"') + 2 * 3  # the keys run, protocol, environment
@@ -172,9 +179,9 @@ def _stage_fast(doc: Document, verify: bool, seq: int, result: ChunkResult) -> b
         return False
     if verify and (protocol[1] != spec.protocolDigest or environment[1] != spec.environmentDigest):
         return False
-    run_id = flatten.struct_run_identity(run)
-    if run_id is None:
+    if not flatten.spec_numbers_plain(spec):
         return False
+    run_id = "sha256:" + hashlib.sha256(_CORE_HEAD + spec_json + b"}").hexdigest()
     bundle = Bundle(run, protocol[0], environment[0], envelope.display)
     try:
         check_date(spec.observedAt, "$.run.spec.observedAt")
