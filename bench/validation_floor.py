@@ -32,6 +32,7 @@ BASELINE = Path(__file__).with_name("ingest.py")
 DUCKDB_CHECKS = r"""
 import sys, duckdb
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false").fetchall()
 con.execute("SET VARIABLE src = ?", [sys.argv[1]]).fetchall()
 con.execute('''
 CREATE TEMP TABLE lines AS

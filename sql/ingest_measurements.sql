@@ -1,4 +1,4 @@
--- The measurements rows of the staged runs: the timing statistics (run.spec.timing.latencyNs, in
+-- The measurements rows of the staged runs (kindex_olap.writer materializes them, then writes): the timing statistics (run.spec.timing.latencyNs, in
 -- whole ns) and the run's measurements list, tagged with where each came from.
 SELECT run_id, metric, statistic, unit, value, sample_count, origin, source, year
 FROM (
