@@ -47,9 +47,6 @@ CHUNK_FILES = 500  # small files per unit of work (the staging process reads the
 SMALL_FILE_BYTES = 4 * 1024 * 1024  # larger files are streamed here, in chunks of documents
 CHUNK_BYTES = 8 * 1024 * 1024  # also the size of a byte range of an uncompressed JSONL file
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
-# Inputs this big get a work database on disk (bounded memory at any corpus size); smaller ones
-# one in memory, about twice as fast to fill.
-ON_DISK_MIN_BYTES = 256 * 1024 * 1024
 # Enough queued work (about 8 MiB a job) that the workers keep going while DuckDB flattens a batch.
 JOBS_IN_FLIGHT_PER_WORKER = 8
 ProgressFn = Callable[[int, int, int], None]
@@ -159,9 +156,10 @@ class _Ingest:
         files = self._changed_files(discover_names(inputs), known_paths)
         total_bytes = sum(size for _, size, _ in files)
         self.files_total = len(files)
-        self.writer = BatchWriter(self.tx, on_disk=total_bytes >= ON_DISK_MIN_BYTES)
+        parallel = total_bytes >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) > 1
+        self.writer = BatchWriter(self.tx, share_cpu=parallel)
         jobs = self._jobs(files)
-        if total_bytes >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) > 1:
+        if parallel:
             self._run_parallel(jobs, min(os.cpu_count() or 1, 8))
         else:
             for job in jobs:

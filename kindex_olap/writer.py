@@ -34,15 +34,21 @@ def ingested_files(snapshot: Snapshot) -> tuple[dict[str, tuple[int, int]], set[
 
 
 class BatchWriter:
-    """A DuckDB work database (in memory, or for big inputs a file in the transaction's staging
-    folder; at most MEMORY_LIMIT in memory either way) holding the lake's table shapes: batches
-    of staged runs go in, and each table leaves as sorted Parquet once."""
+    """A DuckDB work database holding the lake's table shapes: batches of staged runs go in,
+    and each table leaves as sorted Parquet once.
 
-    def __init__(self, tx: Transaction, on_disk: bool = False) -> None:
+    The database is in memory but holds at most MEMORY_LIMIT there: DuckDB moves what does not
+    fit to the temp directory in the transaction's staging folder (1M runs: peak RSS 626 MB,
+    and 15% faster than a database file, which also writes a WAL and checkpoints). With
+    `share_cpu` (staging processes busy on every core) it flattens batches on one thread and
+    takes every core only to finish.
+    """
+
+    def __init__(self, tx: Transaction, share_cpu: bool = False) -> None:
         self.tx = tx
-        # On disk for big inputs, so that its tables (not only sorts) can leave memory: an
-        # in-memory database ran out of memory sorting 3M measurements at a 768 MB limit.
-        self.con = duckdb.connect(str(tx.staging / "work.duckdb") if on_disk else ":memory:")
+        self.con = duckdb.connect(":memory:")
+        if share_cpu:
+            self._run("SET threads = 1")
         self._run("SET memory_limit = ?", [MEMORY_LIMIT])
         self._run("SET preserve_insertion_order = false")
         self._run("SET temp_directory = ?", [str(tx.staging / "spill")])
@@ -71,6 +77,7 @@ class BatchWriter:
         """Drop repeated and known runs, then write the runs and measurements gathered by every
         batch: one sorted file per partition. Runs of `skipped_seq_blocks` (files whose bytes
         repeat another file's) are not counted at all."""
+        self._run("RESET threads")
         staged = self.staged_runs
         if skipped_seq_blocks:
             self._run("SET VARIABLE skipped = ?", [skipped_seq_blocks])
