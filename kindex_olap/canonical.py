@@ -22,8 +22,8 @@ import orjson
 _MAX_SAFE_INT = 2**53
 # orjson and ECMAScript agree on float formatting for magnitudes in this range (both use the
 # shortest round-trip digits and plain decimal notation there).
-_FAST_FLOAT_MIN = 1e-4
-_FAST_FLOAT_MAX = 1e16
+FAST_FLOAT_MIN = 1e-4
+FAST_FLOAT_MAX = 1e16
 
 
 class CanonicalizationError(ValueError):
@@ -84,7 +84,7 @@ def _normalize_float(value: float) -> float | int:
         if magnitude < _MAX_SAFE_INT:
             return int(value)
         raise _NeedsSlowPath
-    if _FAST_FLOAT_MIN <= magnitude < _FAST_FLOAT_MAX:
+    if FAST_FLOAT_MIN <= magnitude < FAST_FLOAT_MAX:
         return value
     raise _NeedsSlowPath
 
@@ -161,7 +161,7 @@ def _string(text: str) -> str:
 def plain_number(value: object) -> bool:
     """True when orjson spells this number exactly as RFC 8785 does."""
     if isinstance(value, float):
-        return not value.is_integer() and _FAST_FLOAT_MIN <= abs(value) < _FAST_FLOAT_MAX
+        return not value.is_integer() and FAST_FLOAT_MIN <= abs(value) < FAST_FLOAT_MAX
     return not isinstance(value, int) or -_MAX_SAFE_INT < value < _MAX_SAFE_INT
 
 

@@ -145,3 +145,19 @@ def test_run_identity_refuses_integers_beyond_the_safe_range() -> None:
 
     with pytest.raises(CanonicalizationError):
         run_identity(_run([123456789012345678], {}))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.integers(min_value=-(2**64), max_value=2**64),
+        st.sampled_from([0.0, -0.0, 1e-4, 1e16, 2.0**53, -(2.0**53), 2**53, -(2**53), 1.5, True]),
+    )
+)
+def test_the_inlined_plain_check_is_plain_number(value: float | int) -> None:
+    """Ingest's hot loop (flatten._all_plain) inlines canonical.plain_number: same verdicts."""
+    from kindex_olap.canonical import plain_number
+    from kindex_olap.flatten import _all_plain
+
+    assert _all_plain([value]) == plain_number(value)
