@@ -723,3 +723,31 @@ def test_seed_text_display_name_survives_non_ascii(tmp_path: Path, tmp_lake: Pat
     (row,) = rows(tmp_lake, "runs")
     assert row["display_name"] == "Ликер · 🚀"
     assert row["source_file"] == str(path)
+
+
+def test_jsonl_split_into_many_byte_ranges_keeps_every_line_number(
+    tmp_path: Path, tmp_lake: Path, make_bundle: BundleFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big JSON Lines file is staged as byte ranges read by the staging jobs; with ranges of
+    4 KiB (a few lines each, cut mid-file) every run and reject keeps its own line number."""
+    import kindex_olap.etl
+
+    monkeypatch.setattr(kindex_olap.etl, "SMALL_FILE_BYTES", 0)  # every file counts as big
+    monkeypatch.setattr(kindex_olap.etl, "CHUNK_BYTES", 4096)
+    lines: list[str] = []
+    expected_runs, expected_rejects = {}, []
+    for number in range(1, 121):
+        if number % 17 == 0:
+            lines.append("   " if number % 2 else "")
+        elif number % 29 == 0:
+            lines.append('{"run": ')  # not JSON
+            expected_rejects.append(number)
+        else:
+            lines.append(json.dumps(make_bundle(variant=number)))
+            expected_runs[1000 + number] = number
+    path = write(tmp_path / "feed.jsonl", "\r\n".join(lines))  # CRLF, no final newline
+    report = ingest([path], tmp_lake)
+    assert (report.runs_added, report.rejected) == (len(expected_runs), len(expected_rejects))
+    got = {r["latency_median_ns"]: r["source_line"] for r in rows(tmp_lake, "runs")}
+    assert got == expected_runs
+    assert sorted(r["line"] for r in rows(tmp_lake, "rejects")) == expected_rejects
