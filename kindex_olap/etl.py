@@ -88,11 +88,15 @@ def ingest(
     progress: ProgressFn | None = None,
     on_wait: Callable[[str], None] | None = None,
     lock_timeout: float = 600.0,
+    also: Callable[[Transaction], dict[str, Any]] | None = None,
 ) -> IngestReport:
     """Ingest bundle files (or folders of them) into the lake; return what happened.
 
     Re-ingesting unchanged files does nothing; a run already in the lake is counted as a
     duplicate; documents that fail validation go to the lake's rejects table with their reason.
+    `also` adds more files to the same transaction before it commits (an importer's rows that
+    are not bundles), so that they land in the same snapshot; what it returns joins the
+    snapshot's summary.
     """
     started = time.perf_counter()
     root, lake_source = resolve_lake(lake)
@@ -103,11 +107,12 @@ def ingest(
     report = IngestReport(lake=root, lake_source=lake_source)
     with Lake(root).transaction(timeout=lock_timeout, on_wait=on_wait) as tx:
         _Ingest(tx, report, verify_digests, progress).run(inputs)
+        summary = _summary(report) | (also(tx) if also is not None else {})
         report.seconds = time.perf_counter() - started
         report.snapshot = tx.base.id
         crashpoint("ingest:all-written")
         if tx.has_changes():
-            report.snapshot = tx.commit(_summary(report)).id
+            report.snapshot = tx.commit(summary).id
     report.seconds = time.perf_counter() - started
     return report
 

@@ -187,3 +187,17 @@ def test_reimport_leaves_raw_files_and_lake_unchanged(imported: dict[str, Any]) 
     assert (again.files_written, again.files_unchanged) == (0, 6)
     assert again.ingest is not None
     assert (again.ingest.files_read, again.ingest.runs_added) == (0, 0)
+
+
+def test_an_export_lands_in_one_snapshot(imported: dict[str, Any]) -> None:
+    """Kernel runs and serving runs of one import are committed together (a killed import
+    leaves neither), in the ingest's snapshot; the second export adds no run of either kind
+    (its snapshot records the files it read)."""
+    first, second = imported["first"], imported["second"]
+    assert first.ingest.snapshot == 1 and first.serving_added == 722
+    lake = Lake(imported["lake"])
+    one, two = lake._read_snapshot(1), lake._read_snapshot(2)
+    assert one.files("runs") and one.files("serving_runs")
+    assert second.ingest.snapshot == lake.snapshot().id == 2 and second.serving_added == 0
+    for table in ("runs", "serving_runs"):
+        assert two.files(table) == one.files(table)

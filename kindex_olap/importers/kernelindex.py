@@ -9,7 +9,8 @@ the export's other tables, as KernelIndex documents ingest understands:
   reference are written with kindex facets in `metadata.labels` (operation, family, dtype,
   shape, provider, project, display, source), again outside their digests;
 * serving runs (MLPerf) have no bundle shape; they become rows of the lake's `serving_runs`
-  table (a Parquet file in the raw folder, then added to the lake in its own transaction).
+  table (a Parquet file in the raw folder, then added to the lake in the ingest's transaction, so
+  that an export's kernel and serving runs land in one snapshot).
 
 The file is read twice, streaming: pass 1 indexes the dimension tables (a few MB), pass 2
 converts runs and checks measurements. What the export says about itself is verified (every
@@ -38,6 +39,7 @@ from kindex_olap.sources import file_sha256, open_decompressed
 
 if TYPE_CHECKING:
     from kindex_olap.etl import IngestReport
+    from kindex_olap.lake import Transaction
 
 DEFAULT_RAW_ROOT = Path("data/raw/kernelindex")
 SERVING_FILE = "serving_runs.parquet"
@@ -763,21 +765,19 @@ def write_report(path: Path, findings: list[Finding]) -> None:
 # --- the lake's serving_runs table -----------------------------------------------------------
 
 
-def add_serving_to_lake(parquet: Path, lake: str | os.PathLike[str] | None) -> int:
-    """Add the serving runs of `parquet` whose digest the lake lacks; return how many.
+def add_serving(tx: Transaction, parquet: Path) -> int:
+    """Add to a transaction the serving runs of `parquet` whose digest its lake lacks (one
+    file); return how many.
 
     Serving runs are not bundles, so ingest does not read them: they go through the lake's
-    transaction API directly, as one file per import, in their own snapshot.
+    transaction API directly.
     """
     from datetime import UTC, datetime
 
     import duckdb
 
-    from kindex_olap.lake import Lake, resolve_lake
-
-    root, _ = resolve_lake(lake)
-    with Lake(root).transaction() as tx:
-        con = duckdb.connect()
+    con = duckdb.connect()
+    try:
         con.execute("SET VARIABLE lake_files = ?", [tx.base.files("serving_runs")])
         con.execute("SET VARIABLE new_file = ?", [str(parquet)])
         con.execute("SET VARIABLE now = ?", [datetime.now(UTC).replace(tzinfo=None)])
@@ -795,7 +795,7 @@ def add_serving_to_lake(parquet: Path, lake: str | os.PathLike[str] | None) -> i
             path = tx.new_file_name("serving_runs")
             con.table("fresh").write_parquet(str(path), compression="zstd")
             tx.add("serving_runs", path)
-            tx.commit({"operation": "import kernelindex serving", "serving_runs_added": added})
+    finally:
         con.close()
     return added
 
@@ -856,7 +856,12 @@ def _ingest(folder: Path, lake: str | os.PathLike[str] | None, report: KernelInd
     from kindex_olap.etl import ingest
 
     bundles = sorted(folder.glob("*.jsonl.zst"))
-    report.ingest = ingest(bundles, lake, verify_digests=True)
     serving = folder / SERVING_FILE
-    if serving.is_file():
-        report.serving_added = add_serving_to_lake(serving, lake)
+
+    def with_serving(tx: Transaction) -> dict[str, Any]:
+        # In the ingest's own transaction: the export lands in one snapshot, or not at all.
+        if serving.is_file():
+            report.serving_added = add_serving(tx, serving)
+        return {"operation": "import kernelindex", "serving_runs_added": report.serving_added}
+
+    report.ingest = ingest(bundles, lake, verify_digests=True, also=with_serving)
