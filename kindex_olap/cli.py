@@ -77,6 +77,15 @@ def ingest(
             )
     except KindexError as e:
         raise fail(e) from e
+    except (KeyboardInterrupt, RuntimeError) as e:
+        # Ctrl-C reaches Python as KeyboardInterrupt, or inside a DuckDB query as its
+        # RuntimeError "Query interrupted"; the transaction was rolled back either way.
+        if isinstance(e, RuntimeError) and str(e) != "Query interrupted":
+            raise
+        typer.echo(
+            "interrupted: an ingest commits all or nothing; the lake is as last committed", err=True
+        )
+        raise typer.Exit(130) from None
     for reject in report.rejects[:10]:
         where = f"{reject.source_file}:{reject.line}" if reject.line else reject.source_file
         typer.echo(f"rejected {where}: {reject.reason}", err=True)

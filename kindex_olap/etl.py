@@ -206,7 +206,7 @@ class _Ingest:
                 kinds.append(job[0])
                 yield job
 
-        with context.Pool(workers) as pool:
+        with context.Pool(workers, initializer=_ignore_interrupts) as pool:
             for number, result in enumerate(pool.imap(_stage_job, bounded(), chunksize=1)):
                 in_flight.release()
                 self._absorb_job(kinds[number], result)
@@ -318,6 +318,13 @@ class _Ingest:
 
 
 _Job = tuple[str, Any, bool, int, str]
+
+
+def _ignore_interrupts() -> None:
+    """Staging processes leave Ctrl-C to the parent, which stops them and rolls back."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @dataclass

@@ -180,3 +180,34 @@ def test_real_process_exit_codes(tmp_path: Path) -> None:
     assert bad.returncode == 1, bad.stderr
     assert "top-level array" in bad.stderr
     assert "1 rejected" in bad.stderr
+
+
+def test_ctrl_c_during_a_parallel_ingest_rolls_back_quietly(tmp_path: Path) -> None:
+    """SIGINT to the process group (Ctrl-C in a terminal) while staging processes run: one
+    line on stderr, exit 130, no snapshot, no staging left behind."""
+    import os
+    import signal
+    import time
+
+    from kindex_olap.lake import Lake
+    from kindex_olap.synthetic import write_jsonl
+
+    data = write_jsonl(40_000, tmp_path / "big.jsonl")  # above the parallel threshold
+    lake = tmp_path / "lake"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kindex_olap", "ingest", str(data), "--lake", str(lake), "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    time.sleep(1.5)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    if process.returncode == 1:  # the machine was fast enough to finish first
+        pytest.skip("the ingest finished before the interrupt")
+    assert process.returncode == 130, err.decode()
+    assert err.decode().strip().splitlines() == [
+        "interrupted: an ingest commits all or nothing; the lake is as last committed"
+    ]
+    assert Lake(lake).snapshot().id == 0
+    assert not any((lake / "_kindex" / "staging").iterdir())
