@@ -138,8 +138,9 @@ _ENCODE = msgspec.json.Encoder().encode
 _ENCODE_SORTED = msgspec.json.Encoder(order="sorted").encode
 _RUN_HEAD = b'{"apiVersion":"kernelindex.dev/v1alpha1","kind":"BenchmarkRun","metadata":'
 _CORE_HEAD = b'{"apiVersion":"kernelindex.dev/v1alpha1","kind":"BenchmarkRun","spec":'  # sorted
-# protocol/environment text -> (its parsed document, its digest); validated, duplicate-free
-_SHARED: dict[bytes, tuple[dict[str, Any], str]] = {}
+# (kind, protocol or environment text) -> (its parsed document, its digest): validated as that
+# kind (the same text as the other kind must be checked again), without duplicate keys
+_SHARED: dict[tuple[type, bytes], tuple[dict[str, Any], str]] = {}
 _SHARED_LIMIT = 10_000
 
 
@@ -198,7 +199,7 @@ def _stage_fast(doc: Document, verify: bool, seq: int, result: ChunkResult) -> b
 
 def _shared(raw: bytes, kind: type) -> tuple[dict[str, Any], str] | None:
     """A protocol or environment document, validated once per distinct text; None if invalid."""
-    known = _SHARED.get(raw)
+    known = _SHARED.get((kind, raw))
     if known is not None:
         return known
     try:
@@ -209,7 +210,7 @@ def _shared(raw: bytes, kind: type) -> tuple[dict[str, Any], str] | None:
         return None
     if len(_SHARED) >= _SHARED_LIMIT:
         _SHARED.clear()
-    _SHARED[raw] = entry
+    _SHARED[(kind, raw)] = entry
     return entry
 
 

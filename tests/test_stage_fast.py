@@ -133,6 +133,21 @@ def test_duplicate_keys_are_rejected_on_either_path(
     assert "duplicate key" in fast.rejects[0].reason
 
 
+def test_a_protocol_in_the_environment_slot_is_rejected_after_it_was_seen_as_a_protocol() -> None:
+    """Shared documents are validated once per distinct text *and kind*: the exact bytes of a
+    valid protocol, already seen in its own slot, are not an environment."""
+    good = _seed_line()
+    swapped = _seed_line()
+    swapped["environment"] = swapped["protocol"]
+    docs = [
+        Document("b.jsonl", n, json.dumps(b, separators=(",", ":"), ensure_ascii=False).encode())
+        for n, b in ((1, good), (2, swapped))
+    ]
+    fast = _assert_same(docs)
+    assert len(fast.lines) == 1 and fast.fast == 1
+    assert fast.rejects[0].line == 2 and "$.environment" in fast.rejects[0].reason
+
+
 def test_random_mutations_get_the_same_verdict_on_both_paths() -> None:
     """Byte-level damage (deleted, repeated or swapped spans) to real bundles, compact and
     indented: every mutant is staged or rejected identically by both paths."""
