@@ -16,6 +16,8 @@ from typing import Any
 import orjson
 import pytest
 from conftest import SEEDS, SHARED
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kindex_olap.sources import Document, discover, line_ranges, read_documents, read_line_range
 from kindex_olap.stage import ChunkResult, stage_chunk
@@ -199,3 +201,34 @@ def test_line_ranges_cover_a_file_exactly(tmp_path: Path) -> None:
                 for d in read_line_range(path, start, end, first)
             ]
             assert got == expected, block
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(
+            st.floats(1e-4, 1e15),  # where the fast path takes floats
+            st.floats(allow_nan=False, allow_infinity=False),
+            st.integers(-(2**60), 2**60),
+        ),
+        min_size=3,
+        max_size=3,
+    ),
+    median=st.one_of(st.integers(0, 2**53 - 1), st.floats(0, 2**53 - 1)),
+    text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=30),
+)
+def test_fast_identity_equals_the_general_one_for_any_numbers_and_text(
+    values: list[float | int], median: float | int, text: str
+) -> None:
+    """Random free numbers (measurement values, a metric, the median) and a random benchmark
+    name: whenever the fast path stages the bundle, it stages exactly what the general path
+    does (identity included); otherwise both reject it alike."""
+    bundle = _seed_line()
+    spec = bundle["run"]["spec"]
+    spec["measurements"][0]["value"] = values[0]
+    spec["measurements"][1]["value"] = values[1]
+    spec["sourceNative"]["metrics"] = {"ms_50": values[2]}
+    spec["timing"]["latencyNs"]["median"] = median
+    spec["sourceNative"]["benchmark"] = text
+    line = json.dumps(bundle, separators=(",", ":"), ensure_ascii=False).encode()
+    _assert_same([Document("p.jsonl", 1, line)])
