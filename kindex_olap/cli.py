@@ -100,6 +100,9 @@ def ingest(
 def rejects(
     lake: LakeOption = None,
     limit: Annotated[int, typer.Option(help="Show at most this many.")] = 50,
+    text: Annotated[
+        bool, typer.Option("--text", help="Also print what was kept of each (up to 1 MiB).")
+    ] = False,
 ) -> None:
     """List documents kept aside by ingest, with file, line and reason: `kindex rejects`."""
     from kindex_olap.etl import iter_rejects
@@ -111,6 +114,8 @@ def rejects(
     for row in rows[:limit]:
         where = f"{row['source_file']}:{row['line']}" if row["line"] else row["source_file"]
         typer.echo(f"{where}\t{row['reason']}")
+        if text and row["text"]:
+            typer.echo("".join(f"    {line}\n" for line in row["text"].splitlines()), nl=False)
     typer.echo(f"{len(rows)} rejected document(s)", err=True)
 
 

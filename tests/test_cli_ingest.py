@@ -102,6 +102,10 @@ def test_rejects_give_exit_1_and_are_listed(
     assert "whole number of nanoseconds" in out[1]
     assert "2 rejected document(s)" in listed.stderr
 
+    with_text = runner.invoke(app, ["rejects", "--lake", str(tmp_lake), "--text"])
+    kept = [line[4:] for line in with_text.stdout.splitlines() if line.startswith("    ")]
+    assert [json.loads(line) for line in kept] == [bad]  # the empty file kept no text
+
     stored = {r["source_file"]: r for r in iter_rejects(tmp_lake)}
     assert stored[str(feed)]["line"] == 2
     assert json.loads(stored[str(feed)]["text"]) == bad  # the original text is kept
