@@ -146,10 +146,9 @@ class _Ingest:
         self.file_rows: dict[str, dict[str, Any]] = {}
         self.known_hashes: set[str] = set()
         self.reject_rows: list[Reject] = []
-        self.staged_files: list[
-            str
-        ] = []  # staged NDJSON written by staging jobs, not yet flattened
-        self.staged_runs = 0
+        # Staging files written by jobs and not yet handed to DuckDB, and their runs.
+        self.pending_files: list[str] = []
+        self.pending_runs = 0
         self.skipped_seq_blocks: list[int] = []  # files found to repeat another's bytes
         self.files_total = 0
         self.files_done = 0
@@ -281,9 +280,9 @@ class _Ingest:
                 self._count_file(row)
         self._absorb(result.chunk, repeated)
         if result.staged_file is not None:
-            self.staged_files.append(result.staged_file)
-            self.staged_runs += result.staged_runs
-            if self.staged_runs >= BATCH_RUNS:
+            self.pending_files.append(result.staged_file)
+            self.pending_runs += result.staged_runs
+            if self.pending_runs >= BATCH_RUNS:
                 self._flush()
         if kind == "files" and self.progress is not None:
             self.progress(self.files_done, self.files_total, self.report.documents)
@@ -312,9 +311,9 @@ class _Ingest:
         self.report.rejects.extend(rejects[:room])
 
     def _flush(self) -> None:
-        if self.staged_files:
-            self.writer.stage(self.staged_files, self.staged_runs)
-            self.staged_files, self.staged_runs = [], 0
+        if self.pending_files:
+            self.writer.stage(self.pending_files, self.pending_runs)
+            self.pending_files, self.pending_runs = [], 0
 
 
 _Job = tuple[str, Any, bool, int, str]

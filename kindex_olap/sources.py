@@ -42,14 +42,10 @@ class Problem:
     text: bytes = b""
 
 
-def discover(paths: Iterable[Path]) -> Iterator[Path]:
-    """Input files: a file as given, a folder searched recursively for known extensions."""
-    return (Path(name) for name in discover_names(paths))
-
-
 def discover_names(paths: Iterable[Path]) -> Iterator[str]:
-    """`discover` as absolute path strings. Folders are walked in sorted order with os.walk
-    (plain strings: a million files would spend seconds in pathlib's comparisons and stats)."""
+    """Input files as absolute paths: a file as given, a folder searched recursively for known
+    extensions. Folders are walked in sorted order with os.walk (plain strings: a million files
+    would spend seconds in pathlib's comparisons and stats)."""
     for path in paths:
         root = os.path.abspath(path)
         if not os.path.isdir(root):

@@ -38,7 +38,7 @@ Duration = (
 # Bounds reject NaN (every comparison with it fails) and infinities.
 _MAX_FLOAT = 1.7976931348623157e308
 # A JSON integer stays an int (not 5.0), so that re-encoding a decoded run spells every number
-# as the document did and as RFC 8785 does (flatten.struct_run_identity).
+# as the document did and as RFC 8785 does (stage._stage_fast hashes that encoding).
 Finite = int | Annotated[float, Meta(ge=-_MAX_FLOAT, le=_MAX_FLOAT)]
 NonNegFinite = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0, le=_MAX_FLOAT)]
 PosFinite = Annotated[int, Meta(gt=0)] | Annotated[float, Meta(gt=0, le=_MAX_FLOAT)]

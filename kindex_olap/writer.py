@@ -55,7 +55,6 @@ class BatchWriter:
         self._run(read_sql("tables.sql"))
         self._run(read_sql("work_tables.sql"))
         self.ingested_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-        self.batches = 0
         self.staged_runs = 0
 
     def _run(self, sql: str, params: list[Any] | None = None) -> list[Any]:
@@ -64,7 +63,6 @@ class BatchWriter:
 
     def stage(self, files: list[str], runs: int) -> None:
         """Flatten a batch of staged NDJSON files (`runs` lines in all) into the work table."""
-        self.batches += 1
         self.staged_runs += runs
         self._run("SET VARIABLE staging_files = ?", [files])
         self._run("SET VARIABLE ingested_at = ?", [self.ingested_at])

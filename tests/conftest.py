@@ -80,6 +80,22 @@ def make_bundle() -> BundleFactory:
     return factory
 
 
+LIGER_HISTORY = SHARED / "data" / "liger" / "all_benchmark_data_history.csv"
+
+
+@pytest.fixture(scope="session")
+def liger_history_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lake holding Liger's whole benchmark history (7898 runs), built once per session:
+    tests only read it (one that changes it works on a copy)."""
+    from kindex_olap.etl import ingest
+    from kindex_olap.importers.liger import import_liger
+
+    root = tmp_path_factory.mktemp("liger-history")
+    import_liger(str(LIGER_HISTORY), raw_dir=root / "raw")
+    ingest([root / "raw"], root / "lake")
+    return root / "lake"
+
+
 @pytest.fixture
 def tmp_lake(tmp_path: Path) -> Path:
     """A lake folder (not yet created) under the test's tmp_path."""

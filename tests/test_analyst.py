@@ -24,14 +24,11 @@ from kindex_olap.analyst import CLI_STORAGE_VERSION, find_cli
 from kindex_olap.cli import app
 from kindex_olap.engine import connect
 from kindex_olap.errors import ConfigError
-from kindex_olap.etl import ingest
 from kindex_olap.export import ExportFormat
-from kindex_olap.importers.liger import import_liger
 from kindex_olap.lake import TABLES, Lake
 from kindex_olap.query import run_query
 
 REPO = Path(__file__).resolve().parents[1]
-HISTORY = Path(__file__).parents[2] / "shared/data/liger/all_benchmark_data_history.csv"
 BIN = Path(sys.executable).parent
 QUERY = "speedup jsd b200"
 # The SQL `kindex query "speedup jsd b200"` runs, with its values written in (the CLI binds none).
@@ -45,13 +42,10 @@ KEY = ("kernel", "pass", "gpu", "shape", "candidate", "baseline")
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A lake holding Liger's whole benchmark history (7898 runs)."""
-    root = tmp_path_factory.mktemp("liger")
-    import_liger(str(HISTORY), raw_dir=root / "raw")
-    ingest([root / "raw"], root / "lake")
-    return root / "lake"
+@pytest.fixture
+def lake(liger_history_lake: Path) -> Path:
+    """Liger's whole benchmark history (conftest), under the name these tests use."""
+    return liger_history_lake
 
 
 def query_rows(lake: Path, text: str = QUERY) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import crafted as c
 import pytest
+from conftest import LIGER_HISTORY
 from typer.testing import CliRunner
 
 from kindex_olap.cli import app
@@ -23,7 +24,6 @@ from kindex_olap.shorthand import parse
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("KINDEX_UPDATE_GOLDEN") == "1"
-LIGER_CSV = Path(__file__).parents[2] / "shared/data/liger/all_benchmark_data_history.csv"
 
 
 def golden(name: str, actual: str) -> None:
@@ -178,18 +178,14 @@ def test_show_sql_goes_to_stderr(pair_lake: Path) -> None:
 # -- real data: the Liger history CSV -----------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def liger_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from kindex_olap.importers.liger import import_liger
-
-    root = tmp_path_factory.mktemp("liger")
-    import_liger(str(LIGER_CSV), raw_dir=root / "raw")
-    ingest([root / "raw"], root / "lake")
-    return root / "lake"
+@pytest.fixture
+def liger_lake(liger_history_lake: Path) -> Path:
+    """Liger's whole benchmark history (conftest)."""
+    return liger_history_lake
 
 
 def csv_rows(kernel: str, gpu: str) -> list[dict[str, str]]:
-    with open(LIGER_CSV, newline="", encoding="utf-8") as handle:
+    with open(LIGER_HISTORY, newline="", encoding="utf-8") as handle:
         return [
             r
             for r in csv.DictReader(handle)

@@ -15,14 +15,19 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import SEEDS, SHARED
+from conftest import LIGER_HISTORY, SEEDS, SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kindex_olap.sources import Document, discover, line_ranges, read_documents, read_line_range
+from kindex_olap.sources import (
+    Document,
+    discover_names,
+    line_ranges,
+    read_documents,
+    read_line_range,
+)
 from kindex_olap.stage import ChunkResult, stage_chunk
 
-LIGER_HISTORY = SHARED / "data" / "liger" / "all_benchmark_data_history.csv"
 KERNELINDEX_EXPORT = SHARED / "data" / "kernelindex" / "catalog-2026-08-16-0022af0b.jsonl.zst"
 
 
@@ -52,7 +57,7 @@ def real_documents(tmp_path_factory: pytest.TempPathFactory) -> list[Document]:
     raw = tmp_path_factory.mktemp("raw")
     import_liger(str(LIGER_HISTORY), raw_dir=raw / "liger")
     import_kernelindex(str(KERNELINDEX_EXPORT), raw_dir=raw / "kernelindex", ingest=False)
-    paths = [*discover([raw]), *sorted(SEEDS.glob("*.txt"))]
+    paths = [*discover_names([raw]), *sorted(SEEDS.glob("*.txt"))]
     docs = [d for p in paths for d in read_documents(p) if isinstance(d, Document)]
     assert len(docs) > 15_000
     return docs
