@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kindex_olap.synthetic import write_files, write_jsonl
+from synthetic import write_files, write_jsonl
 
 BASELINE = r"""
 import sys, duckdb

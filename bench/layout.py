@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 
 import duckdb
+from synthetic import write_jsonl
 
-from kindex_olap.etl import ingest
-from kindex_olap.lake import Lake
-from kindex_olap.synthetic import write_jsonl
+from kindex_olap.ingestion.pipeline import ingest
+from kindex_olap.lake.store import Lake
 
 FILTERED = """
 SELECT pass, workload_digest, implementation_digest, latency_median_ns

@@ -127,8 +127,8 @@ def build_lake(work: Path, count: int) -> Path:
     if handle:
         handle.close()
     print(f"generated {count} bundles in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    from kindex_olap.compact import compact
-    from kindex_olap.etl import ingest
+    from kindex_olap.ingestion.pipeline import ingest
+    from kindex_olap.lake.compact import compact
 
     started = time.perf_counter()
     added = 0
@@ -151,8 +151,8 @@ def median_ms(fn: Any, repeat: int = 7) -> float:
 
 def materialized(lake: Path) -> duckdb.DuckDBPyConnection:
     """In-memory DuckDB tables with the lake's data, and the derived views over them."""
-    from kindex_olap.engine import VIEWS_FILE, snapshot_of
-    from kindex_olap.lake import TABLES
+    from kindex_olap.lake.store import TABLES
+    from kindex_olap.query.engine import VIEWS_FILE, snapshot_of
     from kindex_olap.sqlfiles import statements
 
     snapshot = snapshot_of(lake)
@@ -168,7 +168,7 @@ def materialized(lake: Path) -> duckdb.DuckDBPyConnection:
 
 
 def snapshot_files(lake: Path) -> list[str]:
-    from kindex_olap.engine import snapshot_of
+    from kindex_olap.query.engine import snapshot_of
 
     return snapshot_of(lake).files("runs")
 
@@ -182,8 +182,8 @@ def comparable(rows: list[tuple[Any, ...]]) -> list[str]:
 
 def pre_macro_sql(text: str, vocab: Any) -> Any:
     """The query as compiled before the table macros: every filter in a WHERE over the view."""
-    from kindex_olap.query import VERB_SQL, Compiled, Options, _filters
-    from kindex_olap.shorthand import parse
+    from kindex_olap.query.compile import VERB_SQL, Compiled, Options, _filters
+    from kindex_olap.query.shorthand import parse
 
     query = parse(text, vocab)
     spec = VERB_SQL[query.verb]
@@ -202,9 +202,9 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     lake = build_lake(args.work, args.runs)
 
-    from kindex_olap.engine import connect
-    from kindex_olap.query import compile_query, load_vocabulary, run_query
-    from kindex_olap.shorthand import parse
+    from kindex_olap.query.compile import compile_query, load_vocabulary, run_query
+    from kindex_olap.query.engine import connect
+    from kindex_olap.query.shorthand import parse
 
     con = connect(lake)
     runs = con.execute("SELECT count(*) FROM runs").fetchall()[0][0]

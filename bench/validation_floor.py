@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kindex_olap.synthetic import write_jsonl
+from synthetic import write_jsonl
 
 BASELINE = Path(__file__).with_name("ingest.py")
 
@@ -79,7 +79,7 @@ def _parse(args: tuple[str, int, int]) -> float:
 def _decode(args: tuple[str, int, int]) -> float:
     import msgspec
 
-    from kindex_olap.stage import _ENVELOPE
+    from kindex_olap.ingestion.stage import _ENVELOPE
 
     lines = _lines_of(*args)
     started = time.perf_counter()

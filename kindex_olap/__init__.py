@@ -12,22 +12,22 @@ __version__ = "0.1.0"
 __all__ = ["IngestReport", "connect", "ingest", "runs", "speedups", "summary"]
 
 if TYPE_CHECKING:
-    from kindex_olap.api import runs, speedups, summary
-    from kindex_olap.etl import IngestReport, ingest
+    from kindex_olap.ingestion.pipeline import IngestReport, ingest
+    from kindex_olap.query.api import runs, speedups, summary
 
 
 def __getattr__(name: str) -> Any:
     # Lazy exports keep `import kindex_olap` (and so `kindex --help`) fast.
     if name in {"ingest", "IngestReport"}:
-        from kindex_olap import etl
+        from kindex_olap.ingestion import pipeline as etl
 
         return getattr(etl, name)
     if name == "connect":
-        from kindex_olap import engine
+        from kindex_olap.query import engine
 
         return engine.connect
     if name in {"speedups", "runs", "summary"}:
-        from kindex_olap import api
+        from kindex_olap.query import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'kindex_olap' has no attribute {name!r}")

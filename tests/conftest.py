@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from kindex_olap.lake import Lake
+from kindex_olap.lake.store import Lake
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -87,8 +87,8 @@ LIGER_HISTORY = SHARED / "data" / "liger" / "all_benchmark_data_history.csv"
 def liger_history_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A lake holding Liger's whole benchmark history (7898 runs), built once per session:
     tests only read it (one that changes it works on a copy)."""
-    from kindex_olap.etl import ingest
-    from kindex_olap.importers.liger import import_liger
+    from kindex_olap.importers.liger.convert import import_liger
+    from kindex_olap.ingestion.pipeline import ingest
 
     root = tmp_path_factory.mktemp("liger-history")
     import_liger(str(LIGER_HISTORY), raw_dir=root / "raw")

@@ -20,13 +20,13 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from kindex_olap.analyst import CLI_STORAGE_VERSION, find_cli
-from kindex_olap.cli import app
-from kindex_olap.engine import connect
+from kindex_olap.cli.app import app
+from kindex_olap.doors.export import ExportFormat
+from kindex_olap.doors.shell import CLI_STORAGE_VERSION, find_cli
 from kindex_olap.errors import ConfigError
-from kindex_olap.export import ExportFormat
-from kindex_olap.lake import TABLES, Lake
-from kindex_olap.query import run_query
+from kindex_olap.lake.store import TABLES, Lake
+from kindex_olap.query.compile import run_query
+from kindex_olap.query.engine import connect
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -394,7 +394,9 @@ def test_schema_doc_describes_every_column(lake: Path) -> None:
 
 
 def test_kindex_help_loads_no_data_stack() -> None:
-    code = "import sys, kindex_olap.cli; print(sorted(m for m in ('duckdb', 'polars', "
-    code += "'pyarrow', 'kindex_olap.export', 'kindex_olap.analyst') if m in sys.modules))"
+    code = "import sys, kindex_olap.cli.app; print(sorted(m for m in ('duckdb', 'polars', "
+    code += (
+        "'pyarrow', 'kindex_olap.doors.export', 'kindex_olap.doors.shell') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -10,7 +10,7 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kindex_olap.canonical import (
+from kindex_olap.model.canonical import (
     CanonicalizationError,
     canonical_json,
     document_digest,
@@ -126,7 +126,7 @@ def test_run_identity_fast_path_matches_reference(
     values: list[object], metrics: dict[str, object]
 ) -> None:
     """The ingest's identity (orjson sorted output when the free numbers are plain) is RFC 8785."""
-    from kindex_olap.flatten import run_identity
+    from kindex_olap.model.facts import run_identity
 
     run = _run(values, metrics)
     assert run_identity(run) == _reference_identity(run)
@@ -134,14 +134,14 @@ def test_run_identity_fast_path_matches_reference(
 
 @pytest.mark.parametrize("value", [162.0, -0.0, 1e-7, 2.5e20, 2.0**60, 1e-5, 0.1])
 def test_run_identity_falls_back_on_numbers_orjson_spells_differently(value: float) -> None:
-    from kindex_olap.flatten import run_identity
+    from kindex_olap.model.facts import run_identity
 
     run = _run([value], {"ms_50": value})
     assert run_identity(run) == _reference_identity(run)
 
 
 def test_run_identity_refuses_integers_beyond_the_safe_range() -> None:
-    from kindex_olap.flatten import run_identity
+    from kindex_olap.model.facts import run_identity
 
     with pytest.raises(CanonicalizationError):
         run_identity(_run([123456789012345678], {}))
@@ -157,7 +157,7 @@ def test_run_identity_refuses_integers_beyond_the_safe_range() -> None:
 )
 def test_the_inlined_plain_check_is_plain_number(value: float | int) -> None:
     """Ingest's hot loop (flatten._all_plain) inlines canonical.plain_number: same verdicts."""
-    from kindex_olap.canonical import plain_number
-    from kindex_olap.flatten import _all_plain
+    from kindex_olap.model.canonical import plain_number
+    from kindex_olap.model.facts import _all_plain
 
     assert _all_plain([value]) == plain_number(value)

@@ -12,9 +12,9 @@ import pytest
 from conftest import GRPO_SEED, JSD_SEED, SEEDS, BundleFactory, rows
 from typer.testing import CliRunner
 
-from kindex_olap.cli import app
-from kindex_olap.etl import iter_rejects
-from kindex_olap.sources import KEEP_REJECTED_BYTES
+from kindex_olap.cli.app import app
+from kindex_olap.ingestion.pipeline import iter_rejects
+from kindex_olap.ingestion.sources import KEEP_REJECTED_BYTES
 
 pytestmark = pytest.mark.shared_data
 
@@ -173,7 +173,7 @@ def test_missing_input_is_a_usage_error(tmp_path: Path, tmp_lake: Path) -> None:
 def test_real_process_exit_codes(tmp_path: Path) -> None:
     """The installed entry point, as a user runs it: 0 when clean, 1 when something was kept aside."""
     lake = tmp_path / "lake"
-    entry = "from kindex_olap.cli import app; app(prog_name='kindex')"  # what the script runs
+    entry = "from kindex_olap.cli.app import app; app(prog_name='kindex')"  # what the script runs
     command = [sys.executable, "-c", entry, "ingest", "--lake", str(lake), "-q"]
     clean = subprocess.run([*command, str(SEEDS)], capture_output=True, text=True, cwd=tmp_path)
     assert clean.returncode == 0, clean.stderr
@@ -193,8 +193,9 @@ def test_ctrl_c_during_a_parallel_ingest_rolls_back_quietly(tmp_path: Path) -> N
     import signal
     import time
 
-    from kindex_olap.lake import Lake
-    from kindex_olap.synthetic import write_jsonl
+    from synthetic import write_jsonl
+
+    from kindex_olap.lake.store import Lake
 
     data = write_jsonl(40_000, tmp_path / "big.jsonl")  # above the parallel threshold
     lake = tmp_path / "lake"

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from synthetic import write_jsonl
 
-from kindex_olap.compact import compact
-from kindex_olap.etl import ingest
-from kindex_olap.lake import Lake
-from kindex_olap.synthetic import write_jsonl
+from kindex_olap.ingestion.pipeline import ingest
+from kindex_olap.lake.compact import compact
+from kindex_olap.lake.store import Lake
 
 pytestmark = pytest.mark.slow
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from kindex_olap import engine
-from kindex_olap.etl import ingest
-from kindex_olap.importers.kernelindex import import_kernelindex
-from kindex_olap.importers.liger import import_liger
-from kindex_olap.query import run_query
+from kindex_olap.importers.kernelindex.convert import import_kernelindex
+from kindex_olap.importers.liger.convert import import_liger
+from kindex_olap.ingestion.pipeline import ingest
+from kindex_olap.query import engine
+from kindex_olap.query.compile import run_query
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 

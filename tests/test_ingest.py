@@ -25,8 +25,8 @@ from conftest import (
 )
 
 from kindex_olap.errors import LakeError
-from kindex_olap.etl import ingest
-from kindex_olap.lake import Lake
+from kindex_olap.ingestion.pipeline import ingest
+from kindex_olap.lake.store import Lake
 
 pytestmark = pytest.mark.shared_data
 
@@ -355,7 +355,7 @@ class TestLakeFormat:
 
 def test_importing_etl_loads_neither_typer_nor_rich() -> None:
     code = (
-        "import sys, kindex_olap.etl\n"
+        "import sys, kindex_olap.ingestion.pipeline\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in {'typer', 'rich', 'click'})\n"
         "print(','.join(bad))\n"
         "assert not bad, bad\n"
@@ -374,9 +374,9 @@ def test_copies_within_one_ingest_count_once(
 ) -> None:
     """A file whose bytes repeat another file of the same ingest (same job or another one) is
     unchanged: its runs are neither added nor counted as duplicates, its rejects not kept."""
-    import kindex_olap.etl
+    import kindex_olap.ingestion.pipeline
 
-    monkeypatch.setattr(kindex_olap.etl, "CHUNK_FILES", files_per_job)
+    monkeypatch.setattr(kindex_olap.ingestion.pipeline, "CHUNK_FILES", files_per_job)
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     good = seed_text("Good", make_bundle(variant=1))

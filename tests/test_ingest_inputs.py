@@ -28,8 +28,8 @@ from conftest import (
     seed_text,
 )
 
-from kindex_olap.etl import IngestReport, ingest, iter_rejects
-from kindex_olap.sources import KEEP_REJECTED_BYTES, MAX_DOCUMENT_BYTES
+from kindex_olap.ingestion.pipeline import IngestReport, ingest, iter_rejects
+from kindex_olap.ingestion.sources import KEEP_REJECTED_BYTES, MAX_DOCUMENT_BYTES
 
 pytestmark = pytest.mark.shared_data
 
@@ -730,10 +730,12 @@ def test_jsonl_split_into_many_byte_ranges_keeps_every_line_number(
 ) -> None:
     """A big JSON Lines file is staged as byte ranges read by the staging jobs; with ranges of
     4 KiB (a few lines each, cut mid-file) every run and reject keeps its own line number."""
-    import kindex_olap.etl
+    import kindex_olap.ingestion.pipeline
 
-    monkeypatch.setattr(kindex_olap.etl, "SMALL_FILE_BYTES", 0)  # every file counts as big
-    monkeypatch.setattr(kindex_olap.etl, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(
+        kindex_olap.ingestion.pipeline, "SMALL_FILE_BYTES", 0
+    )  # every file counts as big
+    monkeypatch.setattr(kindex_olap.ingestion.pipeline, "CHUNK_BYTES", 4096)
     lines: list[str] = []
     expected_runs, expected_rejects = {}, []
     for number in range(1, 121):

@@ -14,9 +14,9 @@ import duckdb
 import pytest
 import zstandard
 
-from kindex_olap.canonical import document_digest
-from kindex_olap.importers.kernelindex import KernelIndexImport, import_kernelindex
-from kindex_olap.lake import Lake
+from kindex_olap.importers.kernelindex.convert import KernelIndexImport, import_kernelindex
+from kindex_olap.lake.store import Lake
+from kindex_olap.model.canonical import document_digest
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 

@@ -9,9 +9,9 @@ import crafted as c
 import pytest
 from typer.testing import CliRunner
 
-from kindex_olap.cli import app
-from kindex_olap.engine import connect
-from kindex_olap.query import run_query
+from kindex_olap.cli.app import app
+from kindex_olap.query.compile import run_query
+from kindex_olap.query.engine import connect
 
 
 @pytest.fixture

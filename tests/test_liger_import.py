@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 
 from kindex_olap.errors import SourceError
-from kindex_olap.importers import liger as L
-from kindex_olap.importers import liger_rules as R
+from kindex_olap.importers.liger import convert as L
+from kindex_olap.importers.liger import rules as R
 
 LIGER = Path(__file__).parents[1].parent / "shared" / "data" / "liger"
 SEEDS = Path(__file__).parents[1].parent / "shared" / "seeds"
@@ -65,7 +65,7 @@ def test_seed_rows_reproduce_seed_files() -> None:
 
 @needs_data
 def test_dimension_documents_match_run_digests(history_import) -> None:
-    from kindex_olap.canonical import document_digest
+    from kindex_olap.model.canonical import document_digest
 
     _, raw = history_import
     docs = [json.loads(line) for line in (raw / L.DIMENSIONS_FILE).read_text().splitlines()]
@@ -169,7 +169,7 @@ def test_ratio_matches_csv(history_import, index: int) -> None:
 
     _, raw = history_import
     docs = [json.loads(line) for line in (raw / L.DIMENSIONS_FILE).read_text().splitlines()]
-    from kindex_olap.canonical import document_digest
+    from kindex_olap.model.canonical import document_digest
 
     dims = {document_digest(d): d for d in docs}
     found: dict[str, int] = {}
@@ -196,7 +196,7 @@ def test_ratio_matches_csv(history_import, index: int) -> None:
 @needs_data
 def test_release_085(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    from kindex_olap.importers import pypi
+    from kindex_olap.importers.liger import pypi
 
     paths = pypi.release_csvs("0.8.5")
     main = next(p for p in paths if p.name == "all_benchmark_data.csv")
@@ -217,7 +217,7 @@ def test_release_without_csv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_unreachable_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kindex_olap.importers import pypi
+    from kindex_olap.importers.liger import pypi
 
     monkeypatch.setattr(pypi, "index_urls", lambda: ["http://127.0.0.1:9/simple"])
     with pytest.raises(SourceError) as info:
@@ -317,7 +317,7 @@ def test_reimport_writes_nothing_and_newer_adds_only_new(tmp_path: Path) -> None
 def test_cli_no_ingest(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from kindex_olap.cli_import import import_app
+    from kindex_olap.cli.imports import import_app
 
     path = _write_csv(tmp_path / "in.csv", [_row(), _row(x_value="bad")], L.COLUMNS)
     report = tmp_path / "skips.jsonl"

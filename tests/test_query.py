@@ -15,12 +15,12 @@ import pytest
 from conftest import LIGER_HISTORY
 from typer.testing import CliRunner
 
-from kindex_olap.cli import app
-from kindex_olap.engine import connect
+from kindex_olap.cli.app import app
 from kindex_olap.errors import QueryError
-from kindex_olap.etl import ingest
-from kindex_olap.query import compile_query, load_vocabulary, run_query
-from kindex_olap.shorthand import parse
+from kindex_olap.ingestion.pipeline import ingest
+from kindex_olap.query.compile import compile_query, load_vocabulary, run_query
+from kindex_olap.query.engine import connect
+from kindex_olap.query.shorthand import parse
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("KINDEX_UPDATE_GOLDEN") == "1"

@@ -8,9 +8,9 @@ import crafted as c
 import pytest
 from typer.testing import CliRunner
 
-from kindex_olap.cli import app
+from kindex_olap.cli.app import app
 from kindex_olap.errors import QueryError
-from kindex_olap.query import run_sql
+from kindex_olap.query.compile import run_sql
 
 
 @pytest.fixture

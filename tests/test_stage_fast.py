@@ -19,14 +19,14 @@ from conftest import LIGER_HISTORY, SEEDS, SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kindex_olap.sources import (
+from kindex_olap.ingestion.sources import (
     Document,
     discover_names,
     line_ranges,
     read_documents,
     read_line_range,
 )
-from kindex_olap.stage import ChunkResult, stage_chunk
+from kindex_olap.ingestion.stage import ChunkResult, stage_chunk
 
 KERNELINDEX_EXPORT = SHARED / "data" / "kernelindex" / "catalog-2026-08-16-0022af0b.jsonl.zst"
 
@@ -51,8 +51,8 @@ def _assert_same(docs: list[Document], verify: bool = False) -> ChunkResult:
 @pytest.fixture(scope="session")
 def real_documents(tmp_path_factory: pytest.TempPathFactory) -> list[Document]:
     """Bundles converted from Liger's CSV history and a KernelIndex export, plus the seeds."""
-    from kindex_olap.importers.kernelindex import import_kernelindex
-    from kindex_olap.importers.liger import import_liger
+    from kindex_olap.importers.kernelindex.convert import import_kernelindex
+    from kindex_olap.importers.liger.convert import import_liger
 
     raw = tmp_path_factory.mktemp("raw")
     import_liger(str(LIGER_HISTORY), raw_dir=raw / "liger")

@@ -10,8 +10,8 @@ from pathlib import Path
 import crafted as c
 import pytest
 
-from kindex_olap.engine import connect, init_sql, quote_literal
-from kindex_olap.query import Options, run_query
+from kindex_olap.query.compile import Options, run_query
+from kindex_olap.query.engine import connect, init_sql, quote_literal
 
 
 def speedups(lake: Path, text: str = "speedup jsd", **options: object) -> list[dict[str, object]]:
@@ -161,7 +161,7 @@ def test_quote_literal_doubles_quotes() -> None:
 
 def test_engine_import_stays_light() -> None:
     code = (
-        "import sys, kindex_olap.engine, kindex_olap.query, kindex_olap.shorthand;"
+        "import sys, kindex_olap.query.engine, kindex_olap.query.compile, kindex_olap.query.shorthand;"
         "bad = [m for m in ('typer', 'rich', 'polars', 'pyarrow') if m in sys.modules];"
         "print(bad); sys.exit(1 if bad else 0)"
     )
@@ -179,8 +179,8 @@ def test_geomean_helper_matches_math() -> None:
 def test_macro_filters_match_the_views(one_pair_and_decoys: Path, text: str) -> None:
     """The <view>_for(kernels, environments, passes) macros, filtered before pairing, return what
     the same filters in a WHERE over the unfiltered view return."""
-    from kindex_olap.query import VERB_SQL, _filters, compile_query, load_vocabulary
-    from kindex_olap.shorthand import parse
+    from kindex_olap.query.compile import VERB_SQL, _filters, compile_query, load_vocabulary
+    from kindex_olap.query.shorthand import parse
 
     con = connect(one_pair_and_decoys)
     query = parse(text, load_vocabulary(con))

@@ -10,9 +10,12 @@ from typing import Annotated
 
 import typer
 
+from kindex_olap.cli.edge import KindexGroup
+
 import_app = typer.Typer(
     help="Import external benchmark results as KernelIndex bundles (then ingest them).",
     no_args_is_help=True,
+    cls=KindexGroup,  # also the edge when the sub-app is invoked on its own (tests do)
 )
 
 DEFAULT_RAW = Path("data/raw/liger")
@@ -56,28 +59,23 @@ def liger(
     lake: ImportLakeOption = None,
 ) -> None:
     """Convert Liger-Kernel benchmark rows into KernelIndex bundles and ingest them."""
-    from kindex_olap.errors import KindexError
-    from kindex_olap.importers.liger import import_liger
+    from kindex_olap.importers.liger.convert import import_liger
 
-    try:
-        result = import_liger(
-            csv_path_or_url,
-            release=release,
-            all_releases=all_releases,
-            raw_dir=raw,
-            report_path=report,
-        )
-        typer.echo(result.summary(), err=True)
-        if report is not None:
-            typer.echo(f"skipped rows listed in {report}", err=True)
-        if not no_ingest:
-            from kindex_olap import ingest
+    result = import_liger(
+        csv_path_or_url,
+        release=release,
+        all_releases=all_releases,
+        raw_dir=raw,
+        report_path=report,
+    )
+    typer.echo(result.summary(), err=True)
+    if report is not None:
+        typer.echo(f"skipped rows listed in {report}", err=True)
+    if not no_ingest:
+        from kindex_olap.ingestion.pipeline import ingest
 
-            ingested = ingest([raw], lake)
-            typer.echo(f"ingest: {ingested.summary()}", err=True)
-    except KindexError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(exc.exit_code) from exc
+        ingested = ingest([raw], lake)
+        typer.echo(f"ingest: {ingested.summary()}", err=True)
     if not no_ingest and ingested.rejected:
         raise typer.Exit(1)
 
@@ -106,16 +104,11 @@ def kernelindex(
 
     Example: kindex import kernelindex catalog-2026-08-16-0022af0b.jsonl.zst --report findings.jsonl
     """
-    from kindex_olap.errors import KindexError
-    from kindex_olap.importers.kernelindex import import_kernelindex
+    from kindex_olap.importers.kernelindex.convert import import_kernelindex
 
-    try:
-        result = import_kernelindex(
-            export, raw_dir=raw, ingest=not no_ingest, lake=lake, report_path=report
-        )
-    except KindexError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(exc.exit_code) from exc
+    result = import_kernelindex(
+        export, raw_dir=raw, ingest=not no_ingest, lake=lake, report_path=report
+    )
     typer.echo(result.summary(), err=True)
     if report is not None:
         typer.echo(f"findings listed in {report}", err=True)

@@ -10,9 +10,8 @@ from typing import Annotated
 
 import typer
 
-from kindex_olap.cli import LakeOption, fail
-from kindex_olap.errors import KindexError
-from kindex_olap.output import Format
+from kindex_olap.cli.options import LakeOption
+from kindex_olap.cli.output import Format
 
 FormatOption = Annotated[
     Format, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
@@ -49,12 +48,9 @@ def query(
     (latency; GPU MODE's score, in s), within one metric and statistic.
     `runs serving` lists the serving runs (MLPerf), kept apart from kernel runs.
     """
-    from kindex_olap.query import Options, run_query
+    from kindex_olap.query.compile import Options, run_query
 
-    try:
-        result = run_query(text, lake, Options(version=version, all_pairs=all_pairs))
-    except KindexError as e:
-        raise fail(e) from e
+    result = run_query(text, lake, Options(version=version, all_pairs=all_pairs))
     _emit(result, fmt, show_sql)
 
 
@@ -70,18 +66,15 @@ def sql(
     serving_runs.
     Only SELECT and EXPLAIN run; files outside the lake cannot be read.
     """
-    from kindex_olap.query import run_sql
+    from kindex_olap.query.compile import run_sql
 
-    try:
-        result = run_sql(statement, lake)
-    except KindexError as e:
-        raise fail(e) from e
+    result = run_sql(statement, lake)
     _emit(result, fmt, False)
 
 
 def _emit(result: object, fmt: Format, show_sql: bool) -> None:
-    from kindex_olap.output import write
-    from kindex_olap.query import QueryResult
+    from kindex_olap.cli.output import write
+    from kindex_olap.query.compile import QueryResult
 
     assert isinstance(result, QueryResult)
     if show_sql:

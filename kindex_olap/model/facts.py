@@ -10,11 +10,11 @@ import msgspec
 import orjson
 from msgspec import UNSET
 
-from kindex_olap.canonical import FAST_FLOAT_MAX, FAST_FLOAT_MIN, canonical_json, sorted_json
+from kindex_olap.model.canonical import FAST_FLOAT_MAX, FAST_FLOAT_MIN, canonical_json, sorted_json
 
 if TYPE_CHECKING:
-    from kindex_olap.sources import Document
-    from kindex_olap.validate import Bundle, RunSpec
+    from kindex_olap.ingestion.sources import Document
+    from kindex_olap.model.validate import Bundle, RunSpec
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

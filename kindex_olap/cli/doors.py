@@ -1,5 +1,5 @@
 """`kindex shell`, `kindex db` and `kindex export`: the lake in the DuckDB shell, in a .duckdb
-file, and as analyst-ready Parquet. Library code lives in kindex_olap.analyst and .export.
+file, and as analyst-ready Parquet. Library code lives in kindex_olap.doors.shell and .export.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from typing import Annotated
 
 import typer
 
-from kindex_olap.cli import LakeOption, fail
-from kindex_olap.errors import KindexError
+from kindex_olap.cli.options import LakeOption
 
 
 class FileFormat(enum.StrEnum):
@@ -42,18 +41,15 @@ def shell(
     Needs the `duckdb` CLI (pip install duckdb-cli). Any other DuckDB client can read the views
     that `kindex shell --sql-file > kindex.sql` writes (`.read kindex.sql`).
     """
-    from kindex_olap import analyst
-    from kindex_olap.engine import init_sql
+    from kindex_olap.doors import shell as analyst
+    from kindex_olap.query.engine import init_sql
 
-    try:
-        if sql_file:
-            sys.stdout.write(init_sql(lake))
-            return
-        analyst.find_cli()  # say how to get the CLI before greeting
-        typer.echo(analyst.banner(lake), err=True)
-        code = analyst.run_shell(lake, cli_args or [])
-    except KindexError as e:
-        raise fail(e) from e
+    if sql_file:
+        sys.stdout.write(init_sql(lake))
+        return
+    analyst.find_cli()  # say how to get the CLI before greeting
+    typer.echo(analyst.banner(lake), err=True)
+    code = analyst.run_shell(lake, cli_args or [])
     raise typer.Exit(code)
 
 
@@ -71,12 +67,9 @@ def db(
     machine; --materialize copies the tables in for a self-contained hand-off. Readable by
     duckdb-cli 1.5 and newer and by the duckdb Python package.
     """
-    from kindex_olap.analyst import write_database
+    from kindex_olap.doors.shell import write_database
 
-    try:
-        report = write_database(path, lake, materialize=materialize, force=force)
-    except KindexError as e:
-        raise fail(e) from e
+    report = write_database(path, lake, materialize=materialize, force=force)
     typer.echo(report.summary(), err=True)
 
 
@@ -98,13 +91,10 @@ def export(
     Writes speedups.parquet, runs.parquet (zstd, sorted by kernel then GPU) and README.md
     describing every column; with a query, only the rows it selects (as `kindex query`).
     """
-    from kindex_olap.export import ExportFormat
-    from kindex_olap.export import export as run_export
+    from kindex_olap.doors.export import ExportFormat
+    from kindex_olap.doors.export import export as run_export
 
-    try:
-        report = run_export(out, query, lake, fmt=ExportFormat(fmt.value))
-    except KindexError as e:
-        raise fail(e) from e
+    report = run_export(out, query, lake, fmt=ExportFormat(fmt.value))
     typer.echo(report.summary(), err=True)
 
 

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from kindex_olap.engine import connect
 from kindex_olap.errors import QueryError
-from kindex_olap.query import Options, compile_query, explain_empty, load_vocabulary
-from kindex_olap.shorthand import VERBS, parse
+from kindex_olap.query.compile import Options, compile_query, explain_empty, load_vocabulary
+from kindex_olap.query.engine import connect
+from kindex_olap.query.shorthand import VERBS, parse
 
 if TYPE_CHECKING:
     import polars as pl

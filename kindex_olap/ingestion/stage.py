@@ -16,10 +16,10 @@ import msgspec
 import orjson
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from kindex_olap import flatten
-from kindex_olap.canonical import CanonicalizationError, document_digest
-from kindex_olap.sources import KEEP_REJECTED_BYTES, Document, Problem
-from kindex_olap.validate import (
+from kindex_olap.ingestion.sources import KEEP_REJECTED_BYTES, Document, Problem
+from kindex_olap.model import facts as flatten
+from kindex_olap.model.canonical import CanonicalizationError, document_digest
+from kindex_olap.model.validate import (
     DIMENSION_KINDS,
     BenchmarkProtocol,
     BenchmarkRun,

@@ -33,13 +33,13 @@ from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
-from kindex_olap.canonical import CanonicalizationError, document_digest
 from kindex_olap.errors import ConfigError, SourceError
-from kindex_olap.sources import file_sha256, open_decompressed
+from kindex_olap.ingestion.sources import file_sha256, open_decompressed
+from kindex_olap.model.canonical import CanonicalizationError, document_digest
 
 if TYPE_CHECKING:
-    from kindex_olap.etl import IngestReport
-    from kindex_olap.lake import Transaction
+    from kindex_olap.ingestion.pipeline import IngestReport
+    from kindex_olap.lake.store import Transaction
 
 DEFAULT_RAW_ROOT = Path("data/raw/kernelindex")
 SERVING_FILE = "serving_runs.parquet"
@@ -251,7 +251,7 @@ def operation_labels(index: Index, row: Row, source: str | None) -> dict[str, st
 
 def dimension_document(manifest: Row, labels: dict[str, str]) -> Row:
     """The manifest with kindex's labels merged into metadata.labels (outside the digest)."""
-    from kindex_olap.validate import ValidationError, check_dimension
+    from kindex_olap.model.validate import ValidationError, check_dimension
 
     meta = dict(manifest.get("metadata") or {})
     meta["labels"] = {**clean_labels(meta.get("labels") or {}), **labels}
@@ -532,7 +532,7 @@ def _number(value: Any) -> Any:
 
 def bundle_measurements(bundle: Row) -> set[tuple[Any, ...]]:
     """(metric, statistic, unit, value) of every value a bundle holds (timing in ns too)."""
-    from kindex_olap.validate import ValidationError, duration_ns
+    from kindex_olap.model.validate import ValidationError, duration_ns
 
     spec = bundle["run"].get("spec") or {}
     out = {
@@ -853,7 +853,7 @@ def convert(path: Path, folder: Path, report: KernelIndexImport) -> Converter:
 
 
 def _ingest(folder: Path, lake: str | os.PathLike[str] | None, report: KernelIndexImport) -> None:
-    from kindex_olap.etl import ingest
+    from kindex_olap.ingestion.pipeline import ingest
 
     bundles = sorted(folder.glob("*.jsonl.zst"))
     serving = folder / SERVING_FILE

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kindex_olap.errors import ConfigError
-from kindex_olap.lake import Lake, Transaction, crashpoint, resolve_lake
-from kindex_olap.sources import (
+from kindex_olap.ingestion.sources import (
     Document,
     Problem,
     discover_names,
@@ -33,13 +32,14 @@ from kindex_olap.sources import (
     read_documents,
     read_line_range,
 )
-from kindex_olap.stage import (
+from kindex_olap.ingestion.stage import (
     CHUNK_SEQ_STRIDE,
     FILE_SEQ_STRIDE,
     ChunkResult,
     Reject,
     stage_chunk,
 )
+from kindex_olap.lake.store import Lake, Transaction, crashpoint, resolve_lake
 
 BATCH_RUNS = 25_000  # staged runs handed to DuckDB at a time (bounds memory)
 CHUNK_DOCUMENTS = 2_000  # documents per unit of work for a staging process
@@ -154,7 +154,7 @@ class _Ingest:
         self.files_done = 0
 
     def run(self, inputs: list[Path]) -> None:
-        from kindex_olap.writer import BatchWriter, ingested_files
+        from kindex_olap.ingestion.writer import BatchWriter, ingested_files
 
         known_paths, self.known_hashes = ingested_files(self.tx.base)
         files = self._changed_files(discover_names(inputs), known_paths)
@@ -169,8 +169,8 @@ class _Ingest:
             for job in jobs:
                 self._absorb_job(job[0], _stage_job(job))
         self._flush()
-        self.writer.finish(self.report, self.skipped_seq_blocks)
-        self.writer.write_dimensions(self.dimensions, self.report)
+        self.report.runs_added, self.report.duplicates = self.writer.finish(self.skipped_seq_blocks)
+        self.report.dimensions_added += self.writer.write_dimensions(self.dimensions)
         self.writer.write_rejects(self.reject_rows)
         self.writer.write_files(list(self.file_rows.values()))
 

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from kindex_olap.flatten import DIGEST_COLUMNS, ROW_BUILDERS
-from kindex_olap.lake import PARTITIONED, ROW_GROUP_ROWS, crashpoint, order_clause
+from kindex_olap.ingestion.stage import FILE_SEQ_STRIDE
+from kindex_olap.lake.store import PARTITIONED, ROW_GROUP_ROWS, crashpoint, order_clause
+from kindex_olap.model.facts import DIGEST_COLUMNS, ROW_BUILDERS
 from kindex_olap.sqlfiles import read_sql, statements
-from kindex_olap.stage import FILE_SEQ_STRIDE
 
 if TYPE_CHECKING:
-    from kindex_olap.etl import IngestReport, Reject
-    from kindex_olap.lake import Snapshot, Transaction
+    from kindex_olap.ingestion.stage import Reject
+    from kindex_olap.lake.store import Snapshot, Transaction
 
 MEMORY_LIMIT = "512MB"
 
@@ -71,10 +71,10 @@ class BatchWriter:
         for name in files:
             os.unlink(name)
 
-    def finish(self, report: IngestReport, skipped_seq_blocks: list[int]) -> None:
+    def finish(self, skipped_seq_blocks: list[int]) -> tuple[int, int]:
         """Drop repeated and known runs, then write the runs and measurements gathered by every
         batch: one sorted file per partition. Runs of `skipped_seq_blocks` (files whose bytes
-        repeat another file's) are not counted at all."""
+        repeat another file's) are not counted at all. Returns (runs added, duplicates)."""
         self._run("RESET threads")
         staged = self.staged_runs
         if skipped_seq_blocks:
@@ -89,8 +89,6 @@ class BatchWriter:
             for statement in statements("ingest_finish.sql"):
                 self._run(statement)
         added = self._count("staged_runs")
-        report.runs_added = added
-        report.duplicates = staged - added
         if added:
             extra = "seq, timing, spec_measurements"
             self._write_partitioned("runs", f"SELECT * EXCLUDE ({extra}) FROM staged_runs")
@@ -99,11 +97,12 @@ class BatchWriter:
             # ran out of memory at 1M runs (3M rows) under MEMORY_LIMIT; a table can spill.
             self._run(f"CREATE TABLE staged_measurements AS {read_sql('ingest_measurements.sql')}")
             self._write_partitioned("measurements", "SELECT * FROM staged_measurements")
+        return added, staged - added
 
-    def write_dimensions(
-        self, documents: dict[str, dict[str, dict[str, Any]]], report: IngestReport
-    ) -> None:
-        """Add dimension rows whose digest the lake does not hold yet, one file per table."""
+    def write_dimensions(self, documents: dict[str, dict[str, dict[str, Any]]]) -> int:
+        """Add dimension rows whose digest the lake does not hold yet, one file per table;
+        returns how many were added."""
+        added = 0
         for table, by_digest in documents.items():
             key = DIGEST_COLUMNS[table]
             self._run("SET VARIABLE files = ?", [self.tx.base.files(table)])
@@ -120,7 +119,8 @@ class BatchWriter:
             if rows:
                 self._insert(table, rows)
                 self._write_single(table)
-                report.dimensions_added += len(rows)
+                added += len(rows)
+        return added
 
     def write_rejects(self, rejects: list[Reject]) -> None:
         if not rejects:

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import duckdb
 
-from kindex_olap.engine import VIEWS_FILE, init_sql, quote_identifier, snapshot_of
 from kindex_olap.errors import ConfigError, QueryError
-from kindex_olap.lake import TABLES, Snapshot
+from kindex_olap.lake.store import TABLES, Snapshot
+from kindex_olap.query.engine import VIEWS_FILE, init_sql, quote_identifier, snapshot_of
 from kindex_olap.sqlfiles import read_sql, statements
 
 # Keep in step with the duckdb-cli lower bound in pyproject.toml: the CLI reads this and newer.

@@ -17,9 +17,9 @@ from typing import Any
 
 import duckdb
 
-from kindex_olap.engine import connect
 from kindex_olap.errors import QueryError
-from kindex_olap.shorthand import OPERATORS, Gpu, Query, ShapeFilter, Vocabulary, parse
+from kindex_olap.query.engine import connect
+from kindex_olap.query.shorthand import OPERATORS, Gpu, Query, ShapeFilter, Vocabulary, parse
 
 DEFAULT_CANDIDATE = "liger"
 PAIR_VERBS = ("speedup", "summary", "memory")

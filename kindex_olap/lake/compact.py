@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kindex_olap.lake import (
+from kindex_olap.lake.store import (
     PARTITIONED,
     ROW_GROUP_ROWS,
     TABLES,

@@ -22,10 +22,10 @@ from typing import Any
 
 import duckdb
 
-from kindex_olap.engine import VIEWS_FILE, connect, quote_identifier, snapshot_of
 from kindex_olap.errors import QueryError
-from kindex_olap.query import Options, _filters, load_vocabulary
-from kindex_olap.shorthand import Query, parse
+from kindex_olap.query.compile import Options, _filters, load_vocabulary
+from kindex_olap.query.engine import VIEWS_FILE, connect, quote_identifier, snapshot_of
+from kindex_olap.query.shorthand import Query, parse
 from kindex_olap.sqlfiles import read_sql
 
 ROW_GROUP_SIZE = 8192  # rows; small enough that per-kernel statistics can skip row groups

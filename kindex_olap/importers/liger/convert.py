@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kindex_olap.errors import ConfigError, SourceError
-from kindex_olap.importers import liger_rules as R
+from kindex_olap.importers.liger import rules as R
 
 COLUMNS = (
     "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit",
@@ -101,7 +101,7 @@ def bundle_text(display: str, bundle: Doc) -> str:
 def digest(doc: Doc) -> str:
     """sha256 of the RFC 8785 JSON of {apiVersion, kind, spec}: KernelIndex's document id."""
     try:
-        from kindex_olap.canonical import document_digest
+        from kindex_olap.model.canonical import document_digest
     except ImportError:  # the lead's module not landed yet: same rule through rfc8785
         import rfc8785
 
@@ -865,13 +865,13 @@ def resolve_sources(source: str | None, *, release: str | None, all_releases: bo
     if release and all_releases:
         raise ConfigError("--release and --all-releases exclude each other")
     if source is None:
-        from kindex_olap.importers import pypi
+        from kindex_olap.importers.liger import pypi
 
         if all_releases:
             return pypi.all_release_csvs()
         return pypi.release_csvs(release)
     if source.startswith(("http://", "https://")):
-        from kindex_olap.importers import pypi
+        from kindex_olap.importers.liger import pypi
 
         return [pypi.fetch_url(source)]
     path = Path(source)

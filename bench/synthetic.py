@@ -1,8 +1,8 @@
 """Synthetic bundles shaped like the seeds, for benchmarks and tests: many kernels, providers,
 GPUs, shapes, versions. Needs the seed bundles of a source checkout (data/raw).
 
-    python -m kindex_olap.synthetic 100000 out.jsonl          # one JSONL file
-    python -m kindex_olap.synthetic 10000 out_dir --files     # one seed-text file per bundle
+    python bench/synthetic.py 100000 out.jsonl          # one JSONL file
+    python bench/synthetic.py 10000 out_dir --files     # one seed-text file per bundle
 
 Every bundle is valid except about one in a thousand, which carries a defect ingest must reject.
 Environment and protocol digests are real digests of the documents they name.
@@ -21,9 +21,10 @@ from typing import Any
 
 import orjson
 
-from kindex_olap.canonical import document_digest
+from kindex_olap.model.canonical import document_digest
 
-SEEDS = Path(__file__).resolve().parents[1] / "data" / "raw"
+# the three real bundles beside the repository (../shared/seeds), also committed as data/raw
+SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 KERNELS = [f"kernel_{i:02d}" for i in range(36)] + ["jsd", "kl_div", "cross_entropy", "rms_norm"]
 PROVIDERS = ["liger", "torch", "huggingface", "torchcompile", "triton", "cutedsl"]
 GPUS = [

@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 
 from kindex_olap.errors import QueryError
-from kindex_olap.lake import TABLES, Lake, Snapshot, resolve_lake
+from kindex_olap.lake.store import TABLES, Lake, Snapshot, resolve_lake
 from kindex_olap.sqlfiles import read_sql, statements
 
 VIEWS_FILE = "views.sql"

@@ -1,7 +1,6 @@
 """The `kindex` command line: parse arguments, call one library function, format the result.
 
-Exit codes: 0 success; 1 ingest finished but kept documents aside (see `kindex rejects`);
-2 bad arguments or settings; 3 lake error; 4 ingest error; 5 query error; 6 source error.
+Commands raise; `kindex_olap.cli.edge` turns errors into one line and a documented exit code.
 """
 
 from __future__ import annotations
@@ -12,35 +11,23 @@ from typing import Annotated, Any
 
 import typer
 
-from kindex_olap.errors import KindexError
+from kindex_olap.cli.edge import KindexGroup
+from kindex_olap.cli.options import LakeOption
 
 app = typer.Typer(
     name="kindex",
     help="Analytical queries over GPU-kernel benchmark results (KernelIndex bundles).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=KindexGroup,
     add_completion=False,
 )
 
-LakeOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--lake",
-        help="Lake folder (default: $KINDEX_LAKE, else ./data/parquet).",
-        show_default=False,
-    ),
-]
-
-
-def fail(error: KindexError) -> typer.Exit:
-    """Print a KindexError as one message on stderr and return the exit to raise."""
-    typer.echo(f"error: {error}", err=True)
-    return typer.Exit(error.exit_code)
-
 
 def _register_subcommands() -> None:
-    from kindex_olap import cli_analyst, cli_query
-    from kindex_olap.cli_import import import_app
+    from kindex_olap.cli import doors as cli_analyst
+    from kindex_olap.cli import query as cli_query
+    from kindex_olap.cli.imports import import_app
 
     app.add_typer(import_app, name="import")
     cli_query.register(app)
@@ -63,29 +50,17 @@ def ingest(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Ingest bundles into the lake, e.g. `kindex ingest data/raw --lake data/parquet`."""
-    from kindex_olap.etl import ingest as run_ingest
+    from kindex_olap.ingestion.pipeline import ingest as run_ingest
 
-    try:
-        with _progress(quiet) as progress:
-            report = run_ingest(
-                paths or [Path("data/raw")],
-                lake,
-                verify_digests=verify_digests,
-                progress=progress,
-                on_wait=lambda message: typer.echo(message, err=True),
-                lock_timeout=lock_timeout,
-            )
-    except KindexError as e:
-        raise fail(e) from e
-    except (KeyboardInterrupt, RuntimeError) as e:
-        # Ctrl-C reaches Python as KeyboardInterrupt, or inside a DuckDB query as its
-        # RuntimeError "Query interrupted"; the transaction was rolled back either way.
-        if isinstance(e, RuntimeError) and str(e) != "Query interrupted":
-            raise
-        typer.echo(
-            "interrupted: an ingest commits all or nothing; the lake is as last committed", err=True
+    with _progress(quiet) as progress:
+        report = run_ingest(
+            paths or [Path("data/raw")],
+            lake,
+            verify_digests=verify_digests,
+            progress=progress,
+            on_wait=lambda message: typer.echo(message, err=True),
+            lock_timeout=lock_timeout,
         )
-        raise typer.Exit(130) from None
     for reject in report.rejects[:10]:
         where = f"{reject.source_file}:{reject.line}" if reject.line else reject.source_file
         typer.echo(f"rejected {where}: {reject.reason}", err=True)
@@ -105,12 +80,9 @@ def rejects(
     ] = False,
 ) -> None:
     """List documents kept aside by ingest, with file, line and reason: `kindex rejects`."""
-    from kindex_olap.etl import iter_rejects
+    from kindex_olap.ingestion.pipeline import iter_rejects
 
-    try:
-        rows = list(iter_rejects(lake))
-    except KindexError as e:
-        raise fail(e) from e
+    rows = list(iter_rejects(lake))
     for row in rows[:limit]:
         where = f"{row['source_file']}:{row['line']}" if row["line"] else row["source_file"]
         typer.echo(f"{where}\t{row['reason']}")
@@ -127,12 +99,9 @@ def compact(
     ] = 600.0,
 ) -> None:
     """Merge each table's files into one sorted file per partition: `kindex compact`."""
-    from kindex_olap.compact import compact as run_compact
+    from kindex_olap.lake.compact import compact as run_compact
 
-    try:
-        report = run_compact(lake, lock_timeout=lock_timeout)
-    except KindexError as e:
-        raise fail(e) from e
+    report = run_compact(lake, lock_timeout=lock_timeout)
     typer.echo(report.summary(), err=True)
 
 

@@ -1,0 +1,122 @@
+"""The one place where errors become messages and exit codes.
+
+Every command raises; this edge turns a `KindexError`, an `OSError` (a bad path, a permission,
+a full disk) or a DuckDB error (a damaged lake file) into one line on stderr, a hint where one
+helps, and a documented exit code. No traceback reaches a user. A closed pipe
+(`kindex query ... | head -1`) ends quietly.
+
+Exit codes: 0 success; 1 ingest finished but kept documents aside (see `kindex rejects`);
+2 bad arguments or settings; 3 lake error; 4 ingest error; 5 query error; 6 source error;
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from typing import Any, NoReturn
+
+import typer
+from typer.core import TyperGroup
+
+from kindex_olap.errors import ConfigError, KindexError, LakeError
+
+INTERRUPTED = 130
+
+
+class KindexGroup(TyperGroup):
+    """The top-level command group: runs a command and translates whatever it raises."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BaseException as error:
+            if _is_command_line_control(error):
+                raise  # usage errors, --help, typer.Exit: Typer prints and exits as usual
+            translate(error)
+
+
+def translate(error: BaseException) -> NoReturn:
+    """Print `error` as one line (and a hint) on stderr and exit with its code, or re-raise it
+    when it is a programming error that no user input should cause."""
+    if isinstance(error, BrokenPipeError) or getattr(error, "errno", None) == errno.EPIPE:
+        _quiet_closed_pipe()
+    if isinstance(error, KeyboardInterrupt) or _is_duckdb_interrupt(error):
+        _exit(
+            "interrupted: an ingest commits all or nothing; the lake is as last committed",
+            INTERRUPTED,
+        )
+    if isinstance(error, KindexError):
+        _exit(f"error: {error}", error.exit_code)
+    if isinstance(error, OSError):
+        _exit(f"error: {_describe_os_error(error)}", _os_error_code(error))
+    if _is_duckdb_error(error):
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        _exit(
+            f"error: the lake could not be read: {message}\n"
+            "hint: a lake file may be damaged or missing; `kindex compact` rewrites what is "
+            "readable, or re-ingest the bundles into a new lake",
+            LakeError.exit_code,
+        )
+    raise error
+
+
+def _is_command_line_control(error: BaseException) -> bool:
+    # typer.Exit and typer.Abort derive from RuntimeError, so they are recognised by their
+    # module (typer, or click before typer vendored it), as is every usage error.
+    if isinstance(error, SystemExit | typer.Exit | typer.Abort):
+        return True
+    return any(cls.__module__.split(".")[0] in {"typer", "click"} for cls in type(error).__mro__)
+
+
+def _exit(message: str, code: int) -> NoReturn:
+    typer.echo(message, err=True)
+    raise typer.Exit(code)
+
+
+def _describe_os_error(error: OSError) -> str:
+    where = f" {error.filename}" if error.filename else ""
+    reason = error.strerror or str(error)
+    if error.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT):
+        return f"cannot write{where}: {reason} (the disk or a file-size limit is full; nothing was committed)"
+    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return (
+            f"permission denied:{where} ({reason}); choose a folder you can write, e.g. --lake DIR"
+        )
+    return f"{reason}:{where}" if where else reason
+
+
+def _os_error_code(error: OSError) -> int:
+    # A path that does not exist or cannot be written is a setting the user can fix (2); the
+    # lake's own files failing to be written is a lake error (3).
+    if error.errno in (
+        errno.ENOENT,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EROFS,
+    ):
+        return ConfigError.exit_code
+    return LakeError.exit_code
+
+
+def _is_duckdb_error(error: BaseException) -> bool:
+    # Checked by module name so that the edge does not import duckdb (`kindex --help` stays fast).
+    return any(cls.__module__.startswith("duckdb") for cls in type(error).__mro__)
+
+
+def _is_duckdb_interrupt(error: BaseException) -> bool:
+    # Ctrl-C inside a DuckDB query arrives as its "Query interrupted" error, not KeyboardInterrupt.
+    return str(error) == "Query interrupted" and (
+        _is_duckdb_error(error) or type(error) is RuntimeError
+    )
+
+
+def _quiet_closed_pipe() -> NoReturn:
+    # The reader went away: nothing more can be printed; point stdout at /dev/null so that the
+    # interpreter's final flush does not raise again, and exit without a message.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise typer.Exit(0)

@@ -1,0 +1,1 @@
+"""KernelIndex catalog exports -> bundles and dimension documents."""

@@ -1,0 +1,1 @@
+"""Liger-Kernel's benchmark CSV -> KernelIndex bundles (convert, rules, the package index)."""

@@ -1,0 +1,1 @@
+"""The lake's table format: snapshots, the writer lock, schemas, compaction."""
