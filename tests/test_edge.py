@@ -62,7 +62,7 @@ def test_an_input_that_does_not_exist(tmp_path: Path) -> None:
 def test_a_lake_under_proc_cannot_be_created(tmp_path: Path) -> None:
     done = kindex("ingest", str(SEEDS), "--lake", "/proc/kindex-lake", cwd=tmp_path)
     line = assert_one_error(done, 2, "/proc/kindex-lake")
-    assert "check the path" in line
+    assert "check the path" in line or "permission denied" in line  # root, or not
 
 
 def test_a_lake_under_sys_is_not_permitted(tmp_path: Path) -> None:
