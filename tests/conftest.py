@@ -15,6 +15,7 @@ import duckdb
 import pytest
 
 from kindex_olap.lake.store import Lake
+from kindex_olap.lake.tables import read_table
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -103,13 +104,12 @@ def tmp_lake(tmp_path: Path) -> Path:
 
 
 def rows(lake: Path, table: str, where: str = "true") -> list[dict[str, Any]]:
-    """The rows of a lake table in its committed snapshot, read from Parquet with DuckDB."""
+    """The rows of a lake table in its newest lake commit, read from Parquet with DuckDB."""
     files = Lake(lake).snapshot().files(table)
     con = duckdb.connect()
     try:
-        cursor = con.execute(f"SELECT * FROM read_parquet(?) WHERE {where}", [files])
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        relation = read_table(con, table, files).filter(where)
+        return [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
     finally:
         con.close()
 

@@ -205,7 +205,10 @@ def test_ctrl_c_during_a_parallel_ingest_rolls_back_quietly(tmp_path: Path) -> N
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    time.sleep(1.5)
+    deadline = time.monotonic() + 60
+    while not (lake / "kindex-lake.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)  # the lake's Delta tables are created first (under the writer lock)
+    time.sleep(1.0)
     os.killpg(process.pid, signal.SIGINT)
     _, err = process.communicate(timeout=120)
     if process.returncode == 1:  # the machine was fast enough to finish first

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from kindex_olap.cli.options import LakeOption
+from kindex_olap.cli.options import AsOfOption, LakeOption
 from kindex_olap.cli.output import Format
 
 FormatOption = Annotated[
@@ -32,6 +32,7 @@ def query(
         bool, typer.Option("--all", help="Every same-version pair, not only the newest runs.")
     ] = False,
     show_sql: ShowSqlOption = False,
+    as_of: AsOfOption = None,
 ) -> None:
     """Answer a shorthand question: `kindex query "speedup jsd b200" --format markdown`.
 
@@ -50,7 +51,7 @@ def query(
     """
     from kindex_olap.query.compile import Options, run_query
 
-    result = run_query(text, lake, Options(version=version, all_pairs=all_pairs))
+    result = run_query(text, lake, Options(version=version, all_pairs=all_pairs), as_of=as_of)
     _emit(result, fmt, show_sql)
 
 
@@ -58,6 +59,7 @@ def sql(
     statement: Annotated[str, typer.Argument(metavar="SQL", help="A SELECT over the views.")],
     lake: LakeOption = None,
     fmt: FormatOption = Format.table,
+    as_of: AsOfOption = None,
 ) -> None:
     """Run read-only SQL over the views: `kindex sql "SELECT * FROM speedup_summary LIMIT 5"`.
 
@@ -68,7 +70,7 @@ def sql(
     """
     from kindex_olap.query.compile import run_sql
 
-    result = run_sql(statement, lake)
+    result = run_sql(statement, lake, as_of=as_of)
     _emit(result, fmt, False)
 
 

@@ -159,6 +159,7 @@ def export(
     *,
     fmt: ExportFormat = ExportFormat.parquet,
     options: Options = Options(),
+    as_of: str | None = None,
 ) -> ExportReport:
     """Write speedups and runs (all, or what shorthand `query` selects) and README.md to `out`.
 
@@ -168,7 +169,8 @@ def export(
     folder.mkdir(parents=True, exist_ok=True)
     report = ExportReport(folder, query=query)
     # read_only=False: the locked-down connection may not write outside the lake
-    con = connect(lake, read_only=False)
+    commit = snapshot_of(lake, as_of).id
+    con = connect(lake, read_only=False, as_of=as_of)
     try:
         parsed = parse(query, load_vocabulary(con)) if query else None
         for spec in _FILES:
@@ -177,7 +179,7 @@ def export(
         raise QueryError(f"export failed: {e}") from e
     finally:
         con.close()
-    (folder / "README.md").write_text(readme(report, snapshot_of(lake).id), encoding="utf-8")
+    (folder / "README.md").write_text(readme(report, commit), encoding="utf-8")
     return report
 
 
@@ -276,7 +278,7 @@ def readme(report: ExportReport, snapshot: int) -> str:
     selection = f'`kindex query "{report.query}"`' if report.query else "everything"
     parts = [
         "# kindex export\n",
-        f"Lake snapshot {snapshot}; selection: {selection}.\n",
+        f"Lake commit {snapshot}; selection: {selection}.\n",
         "## Comparability rule\n",
         comparability_rule() + "\n",
     ]

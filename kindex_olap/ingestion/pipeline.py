@@ -8,7 +8,7 @@ input themselves: a byte range of an uncompressed JSON Lines file, or a batch of
 batches of staging files into a work table, removes repeated and already-stored runs once at
 the end, and writes runs and measurements as sorted Parquet. Environments, protocols and the
 other dimensions are few (one row per digest), so they are flattened in Python. Everything
-becomes visible in one atomic snapshot commit at the end.
+becomes visible in one lake commit at the end (runs committed last: lake/store.py).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class IngestReport:
             f"{self.files_read} files read ({self.files_unchanged} unchanged, skipped), "
             f"{self.runs_added} runs added, {self.duplicates} duplicates, "
             f"{self.rejected} rejected, {self.dimensions_added} dimension rows added "
-            f"in {self.seconds:.2f} s -> {self.lake} [{self.lake_source}], snapshot {self.snapshot}"
+            f"in {self.seconds:.2f} s -> {self.lake} [{self.lake_source}], lake commit {self.snapshot}"
         )
 
 
@@ -105,7 +105,7 @@ def ingest(
         if not path.exists():
             raise ConfigError(f"input path {path} does not exist", hint="pass files or folders")
     report = IngestReport(lake=root, lake_source=lake_source)
-    with Lake(root).transaction(timeout=lock_timeout, on_wait=on_wait) as tx:
+    with Lake(root).transaction("ingest", timeout=lock_timeout, on_wait=on_wait) as tx:
         _Ingest(tx, report, verify_digests, progress).run(inputs)
         summary = _summary(report) | (also(tx) if also is not None else {})
         report.seconds = time.perf_counter() - started
@@ -387,14 +387,15 @@ def iter_rejects(lake: str | os.PathLike[str] | None = None) -> Iterator[dict[st
     """The rejects table of the committed snapshot, newest first."""
     import duckdb
 
+    from kindex_olap.lake.tables import read_table
+
     root, _ = resolve_lake(lake)
     snapshot = Lake(root).snapshot()
     con = duckdb.connect()
-    con.execute("SET VARIABLE files = ?", [snapshot.files("rejects")])
-    cursor = con.execute(
-        "SELECT source_file, line, reason, text, rejected_at FROM read_parquet(getvariable('files'))"
-        " ORDER BY rejected_at DESC, source_file, line"
+    rejects = read_table(con, "rejects", snapshot.files("rejects"))
+    cursor = rejects.select("source_file, line, reason, text, rejected_at").order(
+        "rejected_at DESC, source_file, line"
     )
-    columns = [d[0] for d in cursor.description]
+    columns = cursor.columns
     for row in cursor.fetchall():
         yield dict(zip(columns, row, strict=True))
