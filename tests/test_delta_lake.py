@@ -163,25 +163,21 @@ def files_in_logs(lake: Path) -> set[str]:
     return {uri for t in TABLES for uri in DeltaTable(str(lake / t)).file_uris()}
 
 
-def test_partition_values_survive_any_spelling(
-    tmp_path: Path, tmp_lake: Path, make_bundle: BundleFactory
-) -> None:
-    """A source with a slash, a percent sign, '=' and non-ASCII letters: the folder name is
-    escaped, and kindex, polars and DuckDB's hive reader all give the value back."""
-    import polars as pl
+def test_partition_folder_names_are_what_duckdb_writes_and_reads(tmp_path: Path) -> None:
+    """kindex names partition folders, and reads values back from DuckDB's folders, exactly
+    as DuckDB's hive partitioning spells them (sources are plain today; this keeps any value)."""
+    from kindex_olap.lake.store import partition_folder, partition_values
 
-    odd = "lab/é 100%=x"
-    bundle = make_bundle()
-    bundle["run"]["spec"]["sourceNative"]["source"] = odd
-    (tmp_path / "odd.txt").write_text(seed_text("Odd", bundle))
-    ingest([tmp_path / "odd.txt"], tmp_lake)
-    compact(tmp_lake)  # replaces the partition's files: remove actions must name them right
-    con = connect(tmp_lake)
-    assert con.execute("SELECT source FROM runs").fetchall() == [(odd,)]
-    assert pl.scan_delta(str(tmp_lake / "runs")).select("source").collect().item() == odd
-    assert [p.parent.parent.name for p in (tmp_lake / "runs").rglob("*.parquet")] == [
-        "source=lab%2F%C3%A9%20100%25%3Dx"
-    ]
+    values = ["liger-kernel-bench", "lab/é 100%=x", "a b", None]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT unnest(?) AS source, 1 AS n", [values])
+    con.sql("SELECT * FROM t").write_parquet(str(tmp_path / "out"), partition_by=["source"])
+    for path in (tmp_path / "out").rglob("*.parquet"):
+        value = partition_values(path.relative_to(tmp_path / "out"))["source"]
+        assert value in values
+        assert path.parent.name == f"source={partition_folder(value)}"
+        hive = "SELECT source FROM read_parquet(?, hive_partitioning = true)"
+        assert con.execute(hive, [str(path)]).fetchall() == [(value,)]
 
 
 # -- lake commits and time travel -------------------------------------------------------------
@@ -208,12 +204,12 @@ def count_runs(lake: Path, *as_of: str) -> int:
 
 def test_as_of_reads_an_earlier_lake_commit(three_ingests: dict[str, Any]) -> None:
     lake = three_ingests["lake"]
-    # 1 in 1000 synthetic bundles is broken (run 99): 99 runs from the first ingest
-    assert count_runs(lake, "--as-of", "1") == 99
-    assert count_runs(lake, "--as-of", three_ingests["between"]) == 99
-    assert count_runs(lake, "--as-of", f"{three_ingests['between']}Z") == 99
-    assert count_runs(lake, "--as-of", "2") == 149
-    assert count_runs(lake) == count_runs(lake, "--as-of", "3") == 169
+    # 1 in 1000 synthetic bundles is broken (number 999): none of these
+    assert count_runs(lake, "--as-of", "1") == 100
+    assert count_runs(lake, "--as-of", three_ingests["between"]) == 100
+    assert count_runs(lake, "--as-of", f"{three_ingests['between']}Z") == 100
+    assert count_runs(lake, "--as-of", "2") == 150
+    assert count_runs(lake) == count_runs(lake, "--as-of", "3") == 170
 
 
 def test_as_of_on_query_shell_db_and_export(three_ingests: dict[str, Any]) -> None:
@@ -226,16 +222,16 @@ def test_as_of_on_query_shell_db_and_export(three_ingests: dict[str, Any]) -> No
     db = root / "one.duckdb"
     kindex("db", str(db), "--lake", str(lake), "--as-of", "1", "--force")
     con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("SELECT count(*) FROM runs").fetchall() == [(99,)]
+    assert con.execute("SELECT count(*) FROM runs").fetchall() == [(100,)]
     con.close()
     kindex("export", "--out", str(root / "export"), "--lake", str(lake), "--as-of", "1")
     assert "Lake commit 1;" in (root / "export" / "README.md").read_text()
     runs = duckdb.execute(
         "SELECT count(*) FROM read_parquet(?)", [str(root / "export" / "runs.parquet")]
     )
-    assert runs.fetchall() == [(99,)]
+    assert runs.fetchall() == [(100,)]
     done = kindex("query", "--lake", str(lake), "--as-of", "1", "-f", "csv", "runs")
-    assert len(done.stdout.splitlines()) == 1 + 99
+    assert len(done.stdout.splitlines()) == 1 + 100
 
 
 def test_as_of_a_commit_that_does_not_exist_says_so(three_ingests: dict[str, Any]) -> None:
@@ -254,7 +250,7 @@ def test_log_lists_the_lake_commits(three_ingests: dict[str, Any]) -> None:
     done = kindex("log", "--lake", str(three_ingests["lake"]), "-f", "json")
     commits = json.loads(done.stdout)
     assert [c["commit"] for c in commits] == [1, 2, 3]
-    assert [c["runs_added"] for c in commits] == [99, 50, 20]
+    assert [c["runs_added"] for c in commits] == [100, 50, 20]
     assert all(c["operation"] == "ingest" for c in commits)
     # each table's Delta version, runs committed last in each lake commit
     assert [c["versions"]["runs"] for c in commits] == [1, 2, 3]
@@ -281,11 +277,11 @@ def test_vacuum_keeps_recent_files_and_removes_old_ones_when_told(tmp_path: Path
     replaced = files_on_disk(lake) - files_in_logs(lake)
     assert replaced  # the files compaction replaced are still on disk
     assert vacuum(lake).removed == dict.fromkeys(TABLES, 0)  # 7 days by default
-    assert count_runs(lake, "--as-of", "1") == 99
+    assert count_runs(lake, "--as-of", "1") == 100
     done = kindex("vacuum", "--lake", str(lake), "--retain", "0")
     assert "removed" in done.stderr
     assert files_on_disk(lake) == files_in_logs(lake)
-    assert count_runs(lake) == 198
+    assert count_runs(lake) == 200
     old = kindex("sql", "--lake", str(lake), "--as-of", "1", "SELECT 1", check=False)
     assert old.returncode == 3 and "can no longer be read" in old.stderr
 
@@ -307,7 +303,9 @@ def legacy_rows(lake: Path) -> dict[str, list[tuple[Any, ...]]]:
     return out
 
 
-def test_a_pre_delta_lake_is_refused_then_migrated(tmp_path: Path) -> None:
+def test_a_pre_delta_lake_is_refused_then_migrated(
+    tmp_path: Path, make_bundle: BundleFactory
+) -> None:
     lake = tmp_path / "lake"
     shutil.copytree(FIXTURES / "lake-v1", lake)
     before = legacy_rows(lake)
@@ -328,6 +326,8 @@ def test_a_pre_delta_lake_is_refused_then_migrated(tmp_path: Path) -> None:
     assert files_on_disk(lake) == files_in_logs(lake)
     # the migrated lake goes on: its ingested files are known, a new run lands
     assert ingest([SEEDS], lake).runs_added == 0
+    (tmp_path / "new.txt").write_text(seed_text("New", make_bundle(variant=7)))
+    assert ingest([tmp_path / "new.txt"], lake).runs_added == 1
     assert [c.operation for c in Lake(lake).log()] == ["migrate", "ingest"]
     again = kindex("migrate", "--lake", str(lake), check=False)
     assert again.returncode == 3 and "already" in again.stderr
@@ -372,3 +372,34 @@ def test_a_misspelled_row_key_is_an_error_not_a_null() -> None:
         rows_to_arrow("rejects", [row])
     good = rows_to_arrow("environments", [{"environment_digest": "d", "libraries": {"a": "1"}}])
     assert good.column("libraries").to_pylist() == [[("a", "1")]]
+
+
+def test_a_query_reads_the_cached_file_lists_without_delta_rs(
+    three_ingests: dict[str, Any], tmp_path: Path
+) -> None:
+    """The cold path: a writer caches each lake commit's file lists, so a query imports no
+    delta-rs; without the cache (another tool's commit) it reads the Delta logs, same answer."""
+    code = (
+        "import sys; from kindex_olap.query.engine import connect\n"
+        "n = connect(sys.argv[1]).execute('SELECT count(*) FROM runs').fetchall()[0][0]\n"
+        "print(n, 'deltalake' in sys.modules)\n"
+    )
+    lake = three_ingests["lake"]
+    cached = subprocess.run([sys.executable, "-c", code, str(lake)], capture_output=True, text=True)
+    assert cached.stdout.split() == ["170", "False"], cached.stderr
+    copy = tmp_path / "lake"
+    shutil.copytree(lake, copy)
+    shutil.rmtree(copy / "_kindex" / "files")
+    logs = subprocess.run([sys.executable, "-c", code, str(copy)], capture_output=True, text=True)
+    assert logs.stdout.split() == ["170", "True"], logs.stderr
+
+
+def test_a_serving_runs_file_that_is_not_one_is_refused(tmp_path: Path, tmp_lake: Path) -> None:
+    from kindex_olap.errors import IngestError
+
+    duckdb.sql("SELECT 'x' AS run_digest, 1 AS bogus").write_parquet(
+        str(tmp_path / "x.serving_runs.parquet")
+    )
+    with pytest.raises(IngestError, match=r"not a serving_runs file .*'bogus'"):
+        ingest([tmp_path / "x.serving_runs.parquet"], tmp_lake)
+    assert Lake(tmp_lake).snapshot().id == 0

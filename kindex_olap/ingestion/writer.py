@@ -120,6 +120,39 @@ class BatchWriter:
                 added += len(rows)
         return added
 
+    def write_serving(self, paths: list[str]) -> tuple[dict[str, int], int]:
+        """Add the serving runs of Parquet files shaped like serving_runs whose run digest the
+        lake lacks (the first of each digest, by observation time). Returns the rows of each
+        file and how many were added."""
+        if not paths:
+            return {}, 0
+        from kindex_olap.errors import IngestError
+        from kindex_olap.lake.tables import columns
+
+        expected = columns("serving_runs")
+        counts = {}
+        for path in paths:
+            try:
+                found = self.con.sql("SELECT * FROM read_parquet(?)", params=[path])
+                names, count = found.columns, int(found.count("*").fetchall()[0][0])
+            except duckdb.Error as e:
+                raise IngestError(f"{path}: not a readable Parquet file: {e}") from e
+            if sorted(names) != sorted(expected):
+                raise IngestError(
+                    f"{path}: not a serving_runs file (columns {sorted(set(names) ^ set(expected))} "
+                    "differ from the lake table's)",
+                    hint="serving-run files come from `kindex import kernelindex`",
+                )
+            counts[path] = count
+        set_files(self.con, {"serving_runs": self.tx.base.files("serving_runs")})
+        self._run("SET VARIABLE serving_inputs = ?", [paths])
+        self._run("SET VARIABLE ingested_at = ?", [self.ingested_at])
+        self._run(read_sql("ingest_serving.sql"))
+        added = self._count("serving_runs")
+        if added:
+            self._write_single("serving_runs")
+        return counts, added
+
     def write_rejects(self, rejects: list[Reject]) -> None:
         if not rejects:
             return

@@ -8,9 +8,9 @@ the export's other tables, as KernelIndex documents ingest understands:
 * the WorkloadCase/WorkloadSuite, ImplementationRevision and OperationSpec manifests the runs
   reference are written with kindex facets in `metadata.labels` (operation, family, dtype,
   shape, provider, project, display, source), again outside their digests;
-* serving runs (MLPerf) have no bundle shape; they become rows of the lake's `serving_runs`
-  table (a Parquet file in the raw folder, then added to the lake in the ingest's transaction, so
-  that an export's kernel and serving runs land in one snapshot).
+* serving runs (MLPerf) have no bundle shape; they become rows shaped like the lake's
+  `serving_runs` table in a Parquet file in the raw folder (serving_runs.parquet), which ingest
+  writes with the bundles, so that an export's kernel and serving runs land in one lake commit.
 
 The file is read twice, streaming: pass 1 indexes the dimension tables (a few MB), pass 2
 converts runs and checks measurements. What the export says about itself is verified (every
@@ -39,7 +39,6 @@ from kindex_olap.model.canonical import CanonicalizationError, document_digest
 
 if TYPE_CHECKING:
     from kindex_olap.ingestion.pipeline import IngestReport
-    from kindex_olap.lake.store import Transaction
 
 DEFAULT_RAW_ROOT = Path("data/raw/kernelindex")
 SERVING_FILE = "serving_runs.parquet"
@@ -729,29 +728,17 @@ def write_serving(folder: Path, rows: list[Row], report: KernelIndexImport) -> P
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from kindex_olap.lake.tables import rows_to_arrow
+
     for row in rows:
         if not row["measurements"]:
             row["measurements"] = _manifest_measurements(row)
-    table = pa.Table.from_pylist(rows, schema=serving_schema())
+    table = rows_to_arrow("serving_runs", rows)  # a key the table lacks is an error
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
     path = folder / SERVING_FILE
     write_bytes_if_changed(path, sink.getvalue().to_pybytes(), report)
     return path
-
-
-def serving_schema() -> Any:
-    """The Arrow schema of the lake's serving_runs table (from sql/tables.sql)."""
-    import duckdb
-
-    from kindex_olap.sqlfiles import read_sql
-
-    con = duckdb.connect()
-    try:
-        con.execute(read_sql("tables.sql"))
-        return con.table("serving_runs").arrow().schema
-    finally:
-        con.close()
 
 
 def write_report(path: Path, findings: list[Finding]) -> None:
@@ -760,44 +747,6 @@ def write_report(path: Path, findings: list[Finding]) -> None:
     with open(path, "wb") as handle:
         for finding in findings:
             handle.write(finding.as_json() + b"\n")
-
-
-# --- the lake's serving_runs table -----------------------------------------------------------
-
-
-def add_serving(tx: Transaction, parquet: Path) -> int:
-    """Add to a transaction the serving runs of `parquet` whose digest its lake lacks (one
-    file); return how many.
-
-    Serving runs are not bundles, so ingest does not read them: they go through the lake's
-    transaction API directly.
-    """
-    from datetime import UTC, datetime
-
-    import duckdb
-
-    con = duckdb.connect()
-    try:
-        con.execute("SET VARIABLE lake_files = ?", [tx.base.files("serving_runs")])
-        con.execute("SET VARIABLE new_file = ?", [str(parquet)])
-        con.execute("SET VARIABLE now = ?", [datetime.now(UTC).replace(tzinfo=None)])
-        con.execute(
-            "CREATE TEMP TABLE fresh AS "
-            "SELECT * REPLACE (getvariable('now')::TIMESTAMP AS ingested_at) "
-            "FROM read_parquet(getvariable('new_file')) AS n "
-            "WHERE NOT EXISTS (SELECT 1 FROM read_parquet(getvariable('lake_files')) AS e "
-            "WHERE e.run_digest = n.run_digest) "
-            "QUALIFY row_number() OVER (PARTITION BY run_digest ORDER BY observed_at) = 1 "
-            "ORDER BY source, observed_at, run_digest"
-        )
-        added = int(con.execute("SELECT count(*) FROM fresh").fetchall()[0][0])
-        if added:
-            path = tx.new_file_name("serving_runs")
-            con.table("fresh").write_parquet(str(path), compression="zstd")
-            tx.add("serving_runs", path)
-    finally:
-        con.close()
-    return added
 
 
 # --- the import ------------------------------------------------------------------------------
@@ -855,13 +804,9 @@ def convert(path: Path, folder: Path, report: KernelIndexImport) -> Converter:
 def _ingest(folder: Path, lake: str | os.PathLike[str] | None, report: KernelIndexImport) -> None:
     from kindex_olap.ingestion.pipeline import ingest
 
-    bundles = sorted(folder.glob("*.jsonl.zst"))
-    serving = folder / SERVING_FILE
-
-    def with_serving(tx: Transaction) -> dict[str, Any]:
-        # In the ingest's own transaction: the export lands in one snapshot, or not at all.
-        if serving.is_file():
-            report.serving_added = add_serving(tx, serving)
-        return {"operation": "import kernelindex", "serving_runs_added": report.serving_added}
-
-    report.ingest = ingest(bundles, lake, verify_digests=True, also=with_serving)
+    inputs = sorted(folder.glob("*.jsonl.zst"))
+    if (folder / SERVING_FILE).is_file():
+        # ingest writes the serving runs with the bundles, in one lake commit (or none)
+        inputs.append(folder / SERVING_FILE)
+    report.ingest = ingest(inputs, lake, verify_digests=True)
+    report.serving_added = report.ingest.serving_added
