@@ -7,6 +7,7 @@ test writes goes under its tmp_path.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,9 @@ from kindex_olap.lake.tables import read_table
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 SEEDS = SHARED / "seeds"
-RAW = REPO / "data" / "raw"
+# The checkout's data folders belong to the README's main job (`scripts/run`); tests never touch
+# them (tests/guard.py fails a test that does).
+CHECKOUT_DATA = (REPO / "data" / "raw", REPO / "data" / "parquet")
 INVALID_EXAMPLES = SHARED / "data" / "kernelindex" / "examples" / "invalid"
 
 # The three seeds by what they measure (file names are KernelIndex's).
@@ -29,6 +32,12 @@ JSD_SEED = "001_62d94da41d44ef74.txt"  # jsd/backward, liger, B200
 KL_SEED = "004_92f802be527ac63d.txt"  # kl_div/full, torch, H100
 
 BundleFactory = Callable[..., dict[str, Any]]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from guard import install
+
+    install(config, CHECKOUT_DATA)
 
 
 def read_seed(path: Path) -> tuple[str, dict[str, Any]]:
@@ -60,6 +69,14 @@ def seed_paths() -> list[Path]:
     paths = sorted(SEEDS.glob("*.txt"))
     assert len(paths) == 3, f"expected 3 seeds in {SEEDS}, found {paths}"
     return paths
+
+
+@pytest.fixture
+def seed_inbox(tmp_path: Path) -> Path:
+    """A folder under tmp_path holding a copy of the three seeds (a user's bundle folder)."""
+    inbox = tmp_path / "seeds"
+    shutil.copytree(SEEDS, inbox)
+    return inbox
 
 
 @pytest.fixture

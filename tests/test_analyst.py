@@ -25,6 +25,7 @@ from kindex_olap.doors.export import ExportFormat
 from kindex_olap.doors.shell import CLI_STORAGE_VERSION, find_cli
 from kindex_olap.errors import ConfigError
 from kindex_olap.lake.store import TABLES, Lake
+from kindex_olap.lake.tables import scan_sql
 from kindex_olap.query.compile import run_query
 from kindex_olap.query.engine import connect
 
@@ -373,7 +374,7 @@ def test_schema_doc_describes_every_column(lake: Path) -> None:
     snapshot = Lake(lake).snapshot()
     raw = duckdb.connect()
     for table in TABLES:
-        sql = "DESCRIBE SELECT * FROM read_parquet(?, union_by_name = true, hive_partitioning = false)"
+        sql = f"DESCRIBE {scan_sql(table, '?')}"
         found[table] = [(r[0], r[1]) for r in raw.execute(sql, [snapshot.files(table)]).fetchall()]
     with connect(lake) as con:
         views = con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()

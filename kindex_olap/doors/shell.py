@@ -27,7 +27,7 @@ from pathlib import Path
 
 import duckdb
 
-from kindex_olap.errors import ConfigError, QueryError
+from kindex_olap.errors import ConfigError, from_duckdb
 from kindex_olap.lake.store import TABLES, Snapshot
 from kindex_olap.lake.tables import scan_sql
 from kindex_olap.query.engine import (
@@ -183,7 +183,7 @@ def _build(tmp: Path, snapshot: Snapshot, materialize: bool) -> None:
             con.execute(render_init_sql(snapshot))
         con.execute("CHECKPOINT")
     except duckdb.Error as e:
-        raise QueryError(f"cannot write the database file: {e}") from e
+        raise from_duckdb(e, "cannot write the database file") from e
     finally:
         con.close()
 

@@ -94,8 +94,7 @@ def vacuum(
     """Delete the data files no table version of the last `retain_hours` references, and files
     no commit references at all (a killed writer's), older than that. Really deletes (delta-rs
     defaults to a dry run); lake commits older than the retention can no longer be read."""
-    from kindex_olap.errors import LakeError
-    from kindex_olap.lake.store import delta_error
+    from kindex_olap.lake.store import delta_error, delta_failure
 
     started = time.perf_counter()
     root, _ = resolve_lake(lake)
@@ -114,7 +113,7 @@ def vacuum(
                     full=True,  # also files no commit references (a killed writer's)
                 )
             except delta_error() as e:
-                raise LakeError(f"cannot vacuum {table}: {e}") from e
+                raise delta_failure(e, f"cannot vacuum {table}", store.table_path(table)) from e
             report.removed[table] = len(removed)
         # vacuum commits move runs' version on: cache the unchanged file lists under it
         snapshot = store.snapshot()

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from kindex_olap.errors import ConfigError, LakeError
+from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, LakeError
 from kindex_olap.lake.tables import (
     PARTITIONED,
     ROW_GROUP_ROWS,
@@ -120,6 +120,32 @@ def delta_error() -> tuple[type[BaseException], ...]:
     return (DeltaError, OSError)
 
 
+def delta_failure(error: BaseException, doing: str, table_path: Path) -> Exception:
+    """A delta-rs error as one line: an OSError where the system refused a write (a full disk:
+    the CLI edge names it), else a LakeError naming the damaged log file when there is one."""
+    first = str(error).splitlines()[0] if str(error) else type(error).__name__
+    number = re.search(r"\(os error (\d+)\)", str(error))
+    if number is not None:  # delta-rs's storage errors carry the errno only in their text
+        code = int(number.group(1))
+        return OSError(code, os.strerror(code), str(table_path))
+    if isinstance(error, OSError) and error.errno is not None:
+        return error
+    damaged = _unreadable_log_entry(table_path)
+    where = f" ({damaged} is not a Delta log entry)" if damaged else ""
+    return LakeError(f"{doing}: {first}{where}", hint=DAMAGED_LAKE_HINT)
+
+
+def _unreadable_log_entry(table_path: Path) -> Path | None:
+    for entry in sorted((table_path / "_delta_log").glob("*.json")):
+        try:
+            for line in entry.read_bytes().splitlines():
+                if line.strip():
+                    json.loads(line)
+        except (OSError, ValueError):
+            return entry
+    return None
+
+
 class Lake:
     """A lake folder: read a lake commit of it, or open a write transaction on it."""
 
@@ -146,7 +172,9 @@ class Lake:
                 hint="run `kindex ingest` to create one, or pass --lake DIR",
             ) from e
         except (ValueError, KeyError, TypeError) as e:
-            raise LakeError(f"{self.root / FORMAT_FILE} is unreadable: {e}") from e
+            raise LakeError(
+                f"{self.root / FORMAT_FILE} is unreadable: {e}", hint=DAMAGED_LAKE_HINT
+            ) from e
 
     def check_format(self) -> None:
         """Refuse a lake of kindex's pre-Delta format, or one written by a newer kindex."""
@@ -205,7 +233,7 @@ class Lake:
         except FileNotFoundError as e:
             raise LakeError(
                 f"{self.table_path(table)} is not a Delta table (no _delta_log)",
-                hint="the lake is damaged; restore it from a copy",
+                hint=DAMAGED_LAKE_HINT,
             ) from e
         versions = [int(m.group(1)) for name in names if (m := _LOG_ENTRY.match(name))]
         if not versions:
@@ -219,14 +247,16 @@ class Lake:
             return DeltaTable(str(self.table_path(table)), version=version)
         except delta_error() as e:
             at = "" if version is None else f" at version {version}"
-            raise LakeError(f"cannot read the Delta table {self.table_path(table)}{at}: {e}") from e
+            doing = f"cannot read the Delta table {self.table_path(table)}{at}"
+            raise delta_failure(e, doing, self.table_path(table)) from e
 
     def log(self, limit: int | None = None) -> list[LakeCommit]:
         """The lake commits, oldest first (the kindex commits in runs' Delta history)."""
         try:
             history = self.delta_table("runs").history(limit)
         except delta_error() as e:
-            raise LakeError(f"cannot read the history of {self.table_path('runs')}: {e}") from e
+            doing = f"cannot read the history of {self.table_path('runs')}"
+            raise delta_failure(e, doing, self.table_path("runs")) from e
         commits = []
         for entry in history:
             if "kindex.versions" not in entry:
@@ -273,9 +303,9 @@ class Lake:
                 raise LakeError(f"lake commit {commit.number} records no version of {table}")
             try:
                 tables[table] = list(self.delta_table(table, version).file_uris())
-            except delta_error() as e:
+            except LakeError as e:
                 raise LakeError(
-                    f"cannot read {table} at version {version} (lake commit {commit.number}): {e}",
+                    f"lake commit {commit.number} cannot be read: {e.message}",
                     hint="`kindex vacuum` may have removed the log or files of old commits",
                 ) from e
         return Snapshot(
@@ -360,7 +390,7 @@ class Lake:
                     commit_properties=CommitProperties(custom_metadata={"kindex.commit": "0"}),
                 )
             except delta_error() as e:
-                raise LakeError(f"cannot create the Delta table {path}: {e}") from e
+                raise delta_failure(e, f"cannot create the Delta table {path}", path) from e
 
     @contextlib.contextmanager
     def transaction(
@@ -433,7 +463,8 @@ class Lake:
                     pinned, commit_properties=CommitProperties(custom_metadata=metadata)
                 )
             except delta_error() as e:
-                raise LakeError(f"cannot restore {table} to version {pinned}: {e}") from e
+                doing = f"cannot restore {table} to version {pinned}"
+                raise delta_failure(e, doing, self.table_path(table)) from e
             restored = True
         return self.snapshot() if restored else base
 
@@ -548,7 +579,8 @@ class Transaction:
                 commit_properties=CommitProperties(custom_metadata=metadata),
             )
         except delta_error() as e:
-            raise LakeError(f"cannot commit to the Delta table {table}: {e}") from e
+            doing = f"cannot commit to the Delta table {table}"
+            raise delta_failure(e, doing, self.lake.table_path(table)) from e
         return self.lake.newest_log_version(table)
 
 

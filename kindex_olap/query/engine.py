@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from kindex_olap.errors import QueryError
+from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.lake.store import TABLES, Lake, Snapshot, resolve_lake
 from kindex_olap.lake.tables import file_variable, scan_sql, set_files
 from kindex_olap.sqlfiles import read_sql, statements
@@ -108,7 +108,7 @@ def connect(
             lock_down(con, snapshot.lake)
     except duckdb.Error as e:
         con.close()
-        raise QueryError(f"cannot open the lake's views: {e}") from e
+        raise from_duckdb(e, "cannot open the lake's views") from e
     return con
 
 

@@ -1,0 +1,60 @@
+"""Writing a conversion into the raw folder: one seed-text file per run, named by its externalId,
+and the merged dimensions file; unchanged files are left alone."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from kindex_olap.importers.liger.jsontext import Doc, bundle_text, digest
+from kindex_olap.importers.liger.report import LigerImportReport
+from kindex_olap.importers.liger.runs import Conversion
+
+DIMENSIONS_FILE = "_dimensions.jsonl"
+
+
+def run_file_name(external_id: str) -> str:
+    """Deterministic, filesystem-safe file name of a run: a hash of its externalId."""
+    return f"liger_{hashlib.sha256(external_id.encode()).hexdigest()[:20]}.txt"
+
+
+def write_if_changed(path: Path, text: str) -> bool:
+    """Write text unless the file already holds exactly it; True when written."""
+    data = text.encode()
+    if path.exists() and path.read_bytes() == data:
+        return False
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+    return True
+
+
+def write_dimensions(raw_dir: Path, dims: dict[str, Doc]) -> bool:
+    """Merge dimension documents into `_dimensions.jsonl` (union by digest, sorted)."""
+    path = raw_dir / DIMENSIONS_FILE
+    merged: dict[str, Doc] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                doc = json.loads(line)
+                merged[digest(doc)] = doc
+    merged.update(dims)
+    order = sorted(merged, key=lambda d: (merged[d]["kind"], d))
+    lines = [json.dumps(merged[d], ensure_ascii=False, sort_keys=True) for d in order]
+    return write_if_changed(path, "".join(line + "\n" for line in lines))
+
+
+def write_conversion(conversion: Conversion, raw_dir: Path, rep: LigerImportReport) -> None:
+    """Write run files and the dimensions file idempotently, counting into the report."""
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    for run in conversion.runs.values():
+        text = bundle_text(run.display, run.bundle)
+        if write_if_changed(raw_dir / run_file_name(run.external_id), text):
+            rep.files_written += 1
+        else:
+            rep.files_unchanged += 1
+    if write_dimensions(raw_dir, conversion.dimensions):
+        rep.files_written += 1
+    else:
+        rep.files_unchanged += 1
