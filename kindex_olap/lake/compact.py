@@ -117,6 +117,7 @@ def vacuum(
             report.removed[table] = len(removed)
         # vacuum commits move runs' version on: cache the unchanged file lists under it
         snapshot = store.snapshot()
-        store.write_cache(snapshot)
+        if snapshot.id:
+            store.write_cache(snapshot)
     report.seconds = time.perf_counter() - started
     return report
