@@ -104,7 +104,7 @@ def test_kindex_shell_passes_arguments_to_duckdb_and_prints_a_banner(
     env = {**os.environ, "TMPDIR": str(tmp_path)}  # where the init file goes, and is removed
     out = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
     assert_same_speedups(json.loads(out.stdout), query_rows(lake))
-    assert f"kindex: lake {lake} (snapshot 1)" in out.stderr
+    assert f"kindex: lake {lake} (lake commit 1)" in out.stderr
     assert "views: runs, measurements," in out.stderr and "speedup_summary" in out.stderr
     assert "-- Loading resources from" in out.stderr
     assert not list(tmp_path.glob("kindex-*.sql"))
