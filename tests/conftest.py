@@ -40,6 +40,13 @@ def pytest_configure(config: pytest.Config) -> None:
     install(config, CHECKOUT_DATA)
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test of the real data fails loudly when ../shared is missing: a skip would let a
+    checkout without it pass while testing nothing."""
+    if item.get_closest_marker("shared_data") is not None and not (SHARED / "data").is_dir():
+        pytest.fail(f"{SHARED / 'data'} is missing: tests read the real data from ../shared/data")
+
+
 def read_seed(path: Path) -> tuple[str, dict[str, Any]]:
     """(display name, bundle) of a file in the seed text format."""
     display, sep, body = path.read_text(encoding="utf-8").partition("\n\n")

@@ -21,8 +21,8 @@ from kindex_olap.errors import LakeError
 from kindex_olap.ingestion.pipeline import ingest
 from kindex_olap.lake.compact import compact, vacuum
 from kindex_olap.lake.store import TABLES, Lake
-from kindex_olap.lake.tables import arrow_schema, column_types, rows_to_arrow
 from kindex_olap.query.engine import connect
+from kindex_olap.schema import arrow_schema, column_types, rows_to_arrow
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KERNELINDEX_EXPORT = (

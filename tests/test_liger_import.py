@@ -24,7 +24,6 @@ LIGER = Path(__file__).parents[1].parent / "shared" / "data" / "liger"
 SEEDS = Path(__file__).parents[1].parent / "shared" / "seeds"
 HISTORY = LIGER / "all_benchmark_data_history.csv"
 
-needs_data = pytest.mark.skipif(not HISTORY.exists(), reason="needs ../shared/data/liger")
 pytestmark = pytest.mark.shared_data
 
 
@@ -56,7 +55,7 @@ def _write_csv(path: Path, rows: list[dict[str, str]], columns: tuple[str, ...])
 # (1) the three seeds, byte for byte -----------------------------------------------------------
 
 
-@needs_data
+@pytest.mark.shared_data
 def test_seed_rows_reproduce_seed_files() -> None:
     conversion = L.convert_csvs([HISTORY])
     seeds = sorted(SEEDS.glob("*.txt"))
@@ -70,7 +69,7 @@ def test_seed_rows_reproduce_seed_files() -> None:
         assert bundle_text(run.display, run.bundle) == text, seed.name
 
 
-@needs_data
+@pytest.mark.shared_data
 def test_dimension_documents_match_run_digests(history_import) -> None:
     from kindex_olap.model.canonical import document_digest
 
@@ -98,7 +97,7 @@ def test_dimension_documents_match_run_digests(history_import) -> None:
 # (2) counts on the history file ---------------------------------------------------------------
 
 
-@needs_data
+@pytest.mark.shared_data
 def test_history_counts(history_import) -> None:
     report, raw = history_import
     frame = _history()
@@ -131,7 +130,7 @@ def test_history_counts(history_import) -> None:
     )
 
 
-@needs_data
+@pytest.mark.shared_data
 def test_memory_run_shape() -> None:
     row = _history().filter(pl.col("metric_name") == "memory").row(0, named=True)
     conv = Converter().convert(row)
@@ -161,7 +160,7 @@ CELLS = [  # kernel, mode, GPU, timestamp, axes the workload must have, baseline
 CSV_X = {0: ("BT", "4096"), 1: ("BT", "1024"), 2: ("V", "65536"), 3: ("T", "8192")}
 
 
-@needs_data
+@pytest.mark.shared_data
 @pytest.mark.parametrize("index", range(len(CELLS)))
 def test_ratio_matches_csv(history_import, index: int) -> None:
     kernel, mode, gpu, ts, axes, baseline = CELLS[index]
@@ -200,7 +199,7 @@ def test_ratio_matches_csv(history_import, index: int) -> None:
 
 
 @pytest.mark.network
-@needs_data
+@pytest.mark.shared_data
 def test_release_085(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     from kindex_olap.importers.liger import pypi
@@ -300,7 +299,7 @@ def test_ragged_row_is_counted(tmp_path: Path) -> None:
 # (6) idempotency -----------------------------------------------------------------------------
 
 
-@needs_data
+@pytest.mark.shared_data
 def test_reimport_writes_nothing_and_newer_adds_only_new(tmp_path: Path) -> None:
     rows = _history().head(1500).to_dicts()
     small = _write_csv(tmp_path / "small.csv", rows[:1000], COLUMNS)
@@ -347,7 +346,7 @@ def test_cli_no_ingest(tmp_path: Path) -> None:
     assert bad.exit_code == 6 and "no such CSV file" in bad.output
 
 
-@needs_data
+@pytest.mark.shared_data
 @pytest.mark.slow
 def test_history_import_and_ingest_end_to_end(tmp_path: Path) -> None:
     # Speed is measured by bench/ingest.py against a baseline of the same run: a wall-clock

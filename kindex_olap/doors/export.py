@@ -22,6 +22,7 @@ from typing import Any
 
 import duckdb
 
+from kindex_olap.atomic import write_atomic
 from kindex_olap.errors import from_duckdb
 from kindex_olap.query.compile import Options, _filters, load_vocabulary
 from kindex_olap.query.engine import VIEWS_FILE, connect, quote_identifier, snapshot_of
@@ -179,7 +180,7 @@ def export(
         raise from_duckdb(e, "export failed") from e
     finally:
         con.close()
-    (folder / "README.md").write_text(readme(report, commit), encoding="utf-8")
+    write_atomic(folder / "README.md", readme(report, commit).encode("utf-8"))
     return report
 
 

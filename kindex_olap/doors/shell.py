@@ -20,13 +20,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
+from kindex_olap.atomic import atomic_path
 from kindex_olap.errors import ConfigError, from_duckdb
 from kindex_olap.lake.store import TABLES, Snapshot
 from kindex_olap.lake.tables import scan_sql
@@ -148,13 +148,11 @@ def write_database(
     """
     target = _target(path, force)
     snapshot = snapshot_of(lake, as_of)
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        _build(tmp, snapshot, materialize)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-        Path(f"{tmp}.wal").unlink(missing_ok=True)
+    with atomic_path(target) as tmp:
+        try:
+            _build(tmp, snapshot, materialize)
+        finally:
+            Path(f"{tmp}.wal").unlink(missing_ok=True)
     return DatabaseReport(
         target, snapshot.lake, snapshot.id, materialize, view_names(), target.stat().st_size
     )

@@ -10,8 +10,9 @@ import duckdb
 
 from kindex_olap.ingestion.stage import FILE_SEQ_STRIDE
 from kindex_olap.lake.store import crashpoint, write_relation
-from kindex_olap.lake.tables import read_table, rows_to_arrow, set_files
+from kindex_olap.lake.tables import read_table, set_files
 from kindex_olap.model.facts import DIGEST_COLUMNS, ROW_BUILDERS
+from kindex_olap.schema import rows_to_arrow
 from kindex_olap.sqlfiles import read_sql, statements
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ class BatchWriter:
         if not paths:
             return {}, 0
         from kindex_olap.errors import IngestError
-        from kindex_olap.lake.tables import columns
+        from kindex_olap.schema import columns
 
         expected = columns("serving_runs")
         counts = {}

@@ -129,7 +129,7 @@ def _copy_tables(
 ) -> None:
     import duckdb
 
-    from kindex_olap.lake.tables import column_types
+    from kindex_olap.schema import column_types
 
     con = duckdb.connect()
     try:

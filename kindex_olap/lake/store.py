@@ -38,15 +38,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
+from kindex_olap.atomic import atomic_path, write_atomic
 from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, LakeError
-from kindex_olap.lake.tables import (
-    PARTITIONED,
-    ROW_GROUP_ROWS,
-    SORT_ORDER,
-    TABLES,
-    check_table,
-    order_clause,
-)
+from kindex_olap.lake.tables import PARTITIONED, ROW_GROUP_ROWS, SORT_ORDER, order_clause
+from kindex_olap.schema import TABLES, check_table
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -349,7 +344,8 @@ class Lake:
             "tables": tables,
         }
         folder = self.meta / "files"
-        atomic_write(folder / f"{runs_version:020d}.json", json.dumps(body))
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(folder / f"{runs_version:020d}.json", json.dumps(body).encode())
         for old in sorted(folder.glob("*.json"))[:-CACHE_KEEP]:
             old.unlink(missing_ok=True)
 
@@ -371,7 +367,7 @@ class Lake:
         from deltalake import CommitProperties, Schema
         from deltalake.transaction import create_table_with_add_actions
 
-        from kindex_olap.lake.tables import arrow_schema
+        from kindex_olap.schema import arrow_schema
 
         write_empty_tables(self.meta / "empty")
         for table in TABLES:
@@ -637,23 +633,7 @@ def crashpoint(name: str) -> None:
 
 def write_format(root: Path, version: int) -> None:
     text = json.dumps({"format": version, "tool": "kindex-olap", "tables": "delta"}, indent=2)
-    atomic_write(root / FORMAT_FILE, text + "\n")
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write a file so that readers see the old content or the new, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    with open(tmp, "w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    write_atomic(root / FORMAT_FILE, (text + "\n").encode())
 
 
 def write_empty_tables(folder: Path) -> None:
@@ -670,10 +650,8 @@ def write_empty_tables(folder: Path) -> None:
     try:
         con.execute(read_sql("tables.sql"))
         for table in tables:
-            path = folder / f"{table}.parquet"
-            tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-            con.table(table).write_parquet(str(tmp), compression="zstd")
-            os.replace(tmp, path)
+            with atomic_path(folder / f"{table}.parquet") as tmp:
+                con.table(table).write_parquet(str(tmp), compression="zstd")
     finally:
         con.close()
 

@@ -64,7 +64,7 @@ def frame(verb: str, filters: tuple[str, ...], lake: Lake, options: Options) -> 
         query = parse(text, vocab)
         compiled = compile_query(query, options)
         try:
-            result = con.sql(compiled.sql, params=list(compiled.params)).pl()
+            result: pl.DataFrame = con.sql(compiled.sql, params=list(compiled.params)).pl()
         except duckdb.Error as e:
             raise from_duckdb(e, "query failed") from e
         if result.is_empty():

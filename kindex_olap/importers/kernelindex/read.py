@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from typing import IO, Any
 import orjson
 
 from kindex_olap.errors import ConfigError, SourceError
+from kindex_olap.importers.download import download
 from kindex_olap.ingestion.sources import open_decompressed
 
 Row = dict[str, Any]
@@ -62,13 +62,10 @@ def local_copy(source: str) -> Iterator[Path]:
             raise ConfigError(f"export {source} is not a file", hint="pass a .jsonl(.zst) export")
         yield path
         return
-    import urllib.request
-
     with tempfile.TemporaryDirectory(prefix="kindex-export-") as folder:
         target = Path(folder) / source.rsplit("/", 1)[-1].split("?", 1)[0]
         try:
-            with urllib.request.urlopen(source, timeout=60) as response, open(target, "wb") as out:
-                shutil.copyfileobj(response, out, 1 << 20)
+            download(source, target)
         except OSError as e:
             raise SourceError(f"cannot download {source}: {e}") from e
         yield target

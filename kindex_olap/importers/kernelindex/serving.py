@@ -106,7 +106,7 @@ def write_serving(folder: Path, rows: list[Row], report: KernelIndexImport) -> P
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from kindex_olap.lake.tables import rows_to_arrow
+    from kindex_olap.schema import rows_to_arrow
 
     for row in rows:
         if not row["measurements"]:

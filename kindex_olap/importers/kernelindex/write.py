@@ -3,13 +3,13 @@ table, each replaced only when its bytes change (re-importing leaves them untouc
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
+from kindex_olap.atomic import replace_if_changed, temporary_beside, write_if_changed
 from kindex_olap.importers.kernelindex.documents import (
     digest_or_none,
     dimension_document,
@@ -19,7 +19,6 @@ from kindex_olap.importers.kernelindex.documents import (
 )
 from kindex_olap.importers.kernelindex.read import Index
 from kindex_olap.importers.kernelindex.report import KernelIndexImport
-from kindex_olap.ingestion.sources import file_sha256
 
 if TYPE_CHECKING:
     from kindex_olap.importers.kernelindex.runs import Converter
@@ -34,7 +33,7 @@ class BundleWriters:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.open: dict[str, tuple[Path, IO[bytes], Any]] = {}
+        self.open: dict[str, tuple[Path, Path, IO[bytes], Any]] = {}
 
     def write(self, source: str, line: bytes) -> None:
         """Append one bundle line to the source's file."""
@@ -42,19 +41,19 @@ class BundleWriters:
 
         if source not in self.open:
             final = self.folder / f"runs-{_file_part(source)}.jsonl.zst"
-            tmp = final.with_name(f".{final.name}.tmp")
+            tmp = temporary_beside(final)
             handle = open(tmp, "wb")  # noqa: SIM115 - closed in close()
             # one compressor per stream: a ZstdCompressor runs one operation at a time
             compressor = zstandard.ZstdCompressor(level=3)
-            self.open[source] = (final, handle, compressor.stream_writer(handle))
-        self.open[source][2].write(line + b"\n")
+            self.open[source] = (final, tmp, handle, compressor.stream_writer(handle))
+        self.open[source][3].write(line + b"\n")
 
     def close(self, report: KernelIndexImport) -> None:
         """Finish every file; move it into place if it differs from what is there."""
-        for final, handle, writer in self.open.values():
+        for final, tmp, handle, writer in self.open.values():
             writer.flush(zstd_end_frame())
             handle.close()
-            replace_if_changed(final.with_name(f".{final.name}.tmp"), final, report)
+            _count(report, replace_if_changed(tmp, final))
         self.open.clear()
 
 
@@ -69,21 +68,16 @@ def _file_part(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:100] or "unknown"
 
 
-def replace_if_changed(tmp: Path, final: Path, report: KernelIndexImport) -> None:
-    """Move `tmp` to `final` unless `final` already holds the same bytes (keeps its mtime)."""
-    if final.is_file() and file_sha256(final) == file_sha256(tmp):
-        tmp.unlink()
-        report.files_unchanged += 1
-        return
-    os.replace(tmp, final)
-    report.files_written += 1
-
-
 def write_bytes_if_changed(path: Path, data: bytes, report: KernelIndexImport) -> None:
-    """Write `data` to `path` through a temp file, leaving an identical file untouched."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    replace_if_changed(tmp, path, report)
+    """Write `data` to `path` atomically, leaving an identical file untouched; count it."""
+    _count(report, write_if_changed(path, data))
+
+
+def _count(report: KernelIndexImport, written: bool) -> None:
+    if written:
+        report.files_written += 1
+    else:
+        report.files_unchanged += 1
 
 
 _DIMENSION_LABELS = {

@@ -8,7 +8,8 @@ from typing import Any
 
 from kindex_olap.importers.liger import rules as R
 from kindex_olap.importers.liger.js import eval_axis, kebab
-from kindex_olap.importers.liger.jsontext import Doc, es_number
+from kindex_olap.importers.liger.jsontext import Doc
+from kindex_olap.model.canonical import format_number
 
 
 def make_doc(kind: str, metadata: Doc, spec: Doc) -> Doc:
@@ -23,7 +24,7 @@ def short_label(value: str) -> str:
 
 def case_key(axes: dict[str, Any], dtype: str) -> str:
     """KernelIndex's stable case identity: sorted `name+value` pairs, then the dtype."""
-    pairs = "-".join(f"{name}{es_number(axes[name])}" for name in sorted(axes))
+    pairs = "-".join(f"{name}{format_number(axes[name])}" for name in sorted(axes))
     return f"{pairs}-{dtype}"
 
 
@@ -74,7 +75,7 @@ def workload_case(kernel: R.KernelSpec, op_digest: str, b: R.Binding) -> Doc:
         spec["scalars"] = {k: {"dtype": "fp32", "value": v} for k, v in b.scalars.items()}
     spec["correctness"] = {"comparator": "not_asserted"}
     key = case_key(b.axes, b.dtype)
-    shown = ", ".join(f"{k}={es_number(v)}" for k, v in b.axes.items())
+    shown = ", ".join(f"{k}={format_number(v)}" for k, v in b.axes.items())
     labels = {"operation": kernel.csv_name, "dtype": b.dtype, "shape": short_label(key)}
     meta = {
         "name": kebab(f"{kernel.slug}-{key}"),

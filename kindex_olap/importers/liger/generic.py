@@ -11,7 +11,8 @@ from typing import Any
 from kindex_olap.importers.liger import rules as R
 from kindex_olap.importers.liger.documents import case_key, make_doc, short_label
 from kindex_olap.importers.liger.js import kebab
-from kindex_olap.importers.liger.jsontext import Doc, es_number
+from kindex_olap.importers.liger.jsontext import Doc
+from kindex_olap.model.canonical import format_number
 
 
 def generic_operation(kernel_name: str) -> Doc:
@@ -75,7 +76,7 @@ def generic_workload(kernel_name: str, op_digest: str, b: GenericBinding) -> Doc
     labels = {"operation": kernel_name, "shape": short_label(key), "curation": "generic"}
     if b.dtype:
         labels["dtype"] = b.dtype
-    shown = ", ".join(f"{k}={es_number(v)}" for k, v in b.axes.items())
+    shown = ", ".join(f"{k}={format_number(v)}" for k, v in b.axes.items())
     meta = {
         "name": kebab(f"liger-generic-{kernel_name}-{key}"),
         "title": f"{kernel_name} · {shown} · {b.dtype or 'dtype n/a'}",

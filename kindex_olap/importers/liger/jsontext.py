@@ -4,38 +4,11 @@ and document digests."""
 from __future__ import annotations
 
 import json
-import math
-from decimal import Decimal
 from typing import Any
 
-from kindex_olap.model.canonical import document_digest
+from kindex_olap.model.canonical import document_digest, format_number
 
 Doc = dict[str, Any]
-
-
-def es_number(value: int | float) -> str:
-    """Format a number the way ECMAScript's Number::toString does (JSON.stringify)."""
-    if isinstance(value, bool):
-        raise TypeError("booleans are not numbers")
-    if isinstance(value, int):
-        return str(value)
-    if not math.isfinite(value):
-        raise ValueError(f"non-finite number {value!r} has no JSON form")
-    if value == 0:
-        return "0"
-    sign = "-" if value < 0 else ""
-    digits_t = Decimal(repr(abs(value))).normalize().as_tuple()
-    digits = "".join(map(str, digits_t.digits))
-    k, n = len(digits), len(digits) + int(digits_t.exponent)
-    if k <= n <= 21:
-        return sign + digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return sign + digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return sign + "0." + "0" * (-n) + digits
-    exp = n - 1
-    mant = digits[0] + ("." + digits[1:] if k > 1 else "")
-    return f"{sign}{mant}e{'+' if exp > 0 else '-'}{abs(exp)}"
 
 
 def _jsonb_key(key: str) -> tuple[int, bytes]:
@@ -63,7 +36,7 @@ def pretty_json(value: Any, pad: str = "") -> str:
         return "[\n" + ",\n".join(items) + "\n" + pad + "]"
     if value is None or isinstance(value, bool | str):
         return json.dumps(value, ensure_ascii=False)
-    return es_number(value)
+    return format_number(value)
 
 
 def bundle_text(display: str, bundle: Doc) -> str:
