@@ -1,4 +1,4 @@
-"""Formatting query results: a rich table, CSV, JSON or Markdown, written to a text stream.
+"""Formatting query results: a terminal table, CSV, JSON or Markdown, written to a text stream.
 
 Data goes to the stream given (stdout); diagnostics are the caller's business (stderr).
 """
@@ -49,14 +49,25 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def write(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format, out: TextIO) -> None:
-    """Write `rows` to `out` in format `fmt`."""
+def write(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    fmt: Format,
+    out: TextIO,
+    *,
+    verb: str | None = None,
+    wide: bool = False,
+) -> list[str]:
+    """Write `rows` to `out` in format `fmt`; returns notes for stderr (columns left out of
+    a table). Only `table` looks at `verb` and `wide`: the other formats keep every column."""
+    if fmt is Format.table:
+        return _table(columns, rows, out, verb, wide)
     {
-        Format.table: _table,
         Format.csv: _csv,
         Format.json: _json,
         Format.markdown: _markdown,
     }[fmt](columns, rows, out)
+    return []
 
 
 def _csv(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
@@ -88,14 +99,16 @@ def _markdown(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO
         out.write(line([cell(v) for v in row]))
 
 
-def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
-    from rich.console import Console
-    from rich.table import Table
+def _table(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    out: TextIO,
+    verb: str | None,
+    wide: bool,
+) -> list[str]:
+    from kindex_olap.cli.table import render, terminal_width, wants_color
 
-    table = Table(show_lines=False, header_style="bold")
-    for name in columns:
-        table.add_column(name, no_wrap=True)
-    for row in rows:
-        table.add_row(*(cell(v) for v in row))
-    # wide enough never to fold a cell: pipe through `less -S` for long rows
-    Console(file=out, width=4000, soft_wrap=False, color_system=None).print(table)
+    width = terminal_width(out)
+    table = render(columns, rows, verb, width=width, color=wants_color(out), wide=wide)
+    out.write("".join(line + "\n" for line in table.lines))
+    return table.notes(width)
