@@ -9,9 +9,10 @@ import csv
 import datetime as dt
 import enum
 import json
-import math
 from collections.abc import Sequence
 from typing import Any, TextIO
+
+from kindex_olap.doors.records import plain, records
 
 
 class Format(enum.StrEnum):
@@ -21,21 +22,6 @@ class Format(enum.StrEnum):
     csv = "csv"
     json = "json"
     markdown = "markdown"
-
-
-def plain(value: Any) -> Any:
-    """A JSON-ready value: timestamps as ISO 8601, NaN/inf as null, other objects as text."""
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return str(value)
 
 
 def cell(value: Any) -> str:
@@ -85,8 +71,7 @@ def _csv_value(value: Any) -> Any:
 
 
 def _json(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
-    records = [dict(zip(columns, (plain(v) for v in row), strict=True)) for row in rows]
-    out.write(json.dumps(records, indent=2, ensure_ascii=False) + "\n")
+    out.write(json.dumps(records(columns, rows), indent=2, ensure_ascii=False) + "\n")
 
 
 def _markdown(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
