@@ -54,6 +54,7 @@ class Table:
     """What to print: title lines, the table's lines, and the columns not shown."""
 
     lines: list[str] = field(default_factory=list)
+    shown: list[Column] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     dropped_to_fit: list[str] = field(default_factory=list)
 
@@ -121,6 +122,7 @@ def render(
         if table.dropped_to_fit:
             dropped = set(table.dropped_to_fit)
             shown = [c for c in shown if c.name not in dropped]
+    table.shown = shown
     table.lines.extend(body(shown, len(rows), color))
     return table
 
@@ -264,8 +266,22 @@ def fit(columns: list[Column], width: int, keep: set[str]) -> list[str]:
     _shrink(shrinkable, columns, width, soft=True)
     _drop(columns, dropped, width, [c for c in columns if c.numeric and c.name not in keep])
     _shrink(shrinkable, [c for c in columns if c.name not in dropped], width, soft=False)
-    _drop(columns, dropped, width, [c for c in columns if c.name not in keep])
+    # text last: first the columns whose absence leaves every row's visible key distinct
+    text = [c for c in columns if c.name not in keep and c.name not in dropped]
+    _drop(columns, dropped, width, [c for c in text if not _separates(c, columns, dropped)])
+    _drop(columns, dropped, width, text)
     return dropped
+
+
+def _separates(column: Column, columns: list[Column], dropped: list[str]) -> bool:
+    """Whether leaving `column` out would make two rows that now read differently look alike."""
+    rest = [c for c in columns if c.name not in dropped and not c.numeric]
+    nrows = len(column.values)
+
+    def keys(shown: list[Column]) -> int:
+        return len({tuple(shorten(c.values[i], c.width) for c in shown) for i in range(nrows)})
+
+    return keys([c for c in rest if c is not column]) < keys(rest)
 
 
 def _shrink(shrinkable: list[Column], columns: list[Column], width: int, soft: bool) -> None:
