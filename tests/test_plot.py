@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-import struct
-import zlib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pictures import png_size_and_rows
 from typer.testing import CliRunner
 
 import kindex_olap
@@ -56,24 +55,6 @@ def marks(svg: str, kind: str) -> int:
     """How many SVG elements the Vega marks of `kind` (symbol, line, rect, ...) drew."""
     groups = re.findall(rf'<g class="mark-{kind} role-mark[^"]*"[^>]*>(.*?)</g>', svg, re.S)
     return sum(len(re.findall(r"<(?:path|text|line)\b", g)) for g in groups)
-
-
-def png_size_and_rows(data: bytes) -> tuple[int, int, int]:
-    """(width, height, distinct pixel rows) of an 8-bit non-interlaced PNG."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height, depth, color = struct.unpack(">IIBB", data[16:26])
-    assert depth == 8
-    channels = {2: 3, 6: 4}[color]
-    idat, at = b"", 8
-    while at < len(data):
-        (length,) = struct.unpack(">I", data[at : at + 4])
-        if data[at + 4 : at + 8] == b"IDAT":
-            idat += data[at + 8 : at + 8 + length]
-        at += 12 + length
-    raw = zlib.decompress(idat)
-    stride = 1 + width * channels
-    lines = {raw[i * stride : (i + 1) * stride] for i in range(height)}
-    return width, height, len(lines)
 
 
 @pytest.mark.parametrize("verb", sorted(QUERIES))
