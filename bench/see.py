@@ -35,6 +35,14 @@ def run(args: list[str], env: dict[str, str] | None = None) -> float:
     return time.perf_counter() - start
 
 
+def kindex_from(tree: Path, args: list[str]) -> list[str]:
+    """`kindex ARGS` run from the source tree `tree` (ahead of the installed package)."""
+    code = (
+        f"import sys; sys.path.insert(0, {str(tree)!r}); from kindex_olap.cli.app import app; app()"
+    )
+    return [sys.executable, "-c", code, *args]
+
+
 def build_lake(work: Path) -> Path:
     lake = work / "lake"
     if (lake / "_kindex" / "CURRENT").exists():
@@ -68,6 +76,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "kindex-see")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="a source tree of an earlier kindex (git archive main | tar -x -C DIR): its "
+        "`kindex query` cold start against this checkout's",
+    )
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     lake = build_lake(args.work)
@@ -91,6 +105,9 @@ def main() -> None:
           [sys.executable, "-c", "import duckdb"], args.repeats, env)  # fmt: skip
     pairs("query --help vs import duckdb", [KINDEX, "query", "--help"],
           [sys.executable, "-c", "import duckdb"], args.repeats, env)  # fmt: skip
+    if args.before:
+        pairs("query cold start, this checkout vs --before", kindex_from(REPO, query[1:]),
+              kindex_from(args.before, query[1:]), args.repeats, env)  # fmt: skip
     size = (out / "report.html").stat().st_size / 1e6
     print(f"report size: {size:.1f} MB (limit 25 MB)")
 
