@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -92,6 +93,7 @@ def main() -> None:
     at = ["--lake", str(lake)]
     query = [KINDEX, "query", QUERY, *at]
     # the first HTML write builds vl-convert's JavaScript bundle (once per version, cached)
+    shutil.rmtree(args.work / "cache", ignore_errors=True)
     cold = run([KINDEX, "report", "--out", str(out / "cold.html"), *at], env)
     print(f"report with an empty cache (builds the Vega bundle once): {cold:.2f} s")
     pairs("plot PNG vs query", [KINDEX, "plot", QUERY, "--out", str(out / "x.png"), *at], query,
