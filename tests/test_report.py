@@ -103,3 +103,31 @@ def _sorts_by_click(page: Any, section: str) -> bool:
     cells = page.locator(f"{table} tbody tr td:nth-child({column + 1})").all_inner_texts()
     values = [float(v) for v in cells]
     return values == sorted(values) and len(values) > 1
+
+
+def test_plot_html_renders_offline(liger_history_lake: Path, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    out = tmp_path / "latency.html"
+    result = CliRunner().invoke(
+        app, ["plot", "latency jsd b200", "--lake", str(liger_history_lake), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    rows = run_query("latency jsd b200", liger_history_lake).rows
+    errors: list[str] = []
+    requests: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(out.as_uri(), wait_until="load", timeout=60_000)
+            page.wait_for_selector("#chart svg", timeout=60_000)
+            points = page.locator("#chart .mark-symbol.role-mark path").count()
+        finally:
+            browser.close()
+    assert errors == []
+    assert {url.split(":", 1)[0] for url in requests} <= {"file", "data", "blob"}, requests[:5]
+    assert points == len(rows)  # one point per row, drawn by the inlined Vega in the browser
