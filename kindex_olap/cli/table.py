@@ -67,7 +67,12 @@ class Table:
             parts.append(", ".join(self.left_out))
         if self.dropped_to_fit:
             parts.append(f"to fit {width} columns: {', '.join(self.dropped_to_fit)}")
-        return [f"columns left out: {'; '.join(parts)} (--wide shows every column)"]
+        note = f"columns left out: {'; '.join(parts)} (--wide shows every column)"
+        if width is None:
+            return [note]
+        import textwrap
+
+        return textwrap.wrap(note, width, break_on_hyphens=False)
 
 
 def terminal_width(out: TextIO) -> int | None:
