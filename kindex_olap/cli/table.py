@@ -262,20 +262,39 @@ def _wrap(items: list[str], width: int | None) -> list[str]:
 
 def fit(columns: list[Column], width: int, keep: set[str]) -> list[str]:
     """Make a line fit `width`; returns the names of the columns left out. In order, until it
-    fits: shorten text columns to a readable width, leave out extra numbers (from the end),
-    shorten text down to where two values would read the same, leave out text from the end."""
+    fits: shorten text to a readable width; leave out text whose absence keeps every row's
+    visible key distinct (an environment named like its GPU), then extra numbers, from the
+    end; shorten text down to where two values would read the same; leave out text."""
     shrinkable = [c for c in columns if not c.numeric and c.name not in keep]
     for column in shrinkable:
         column.floor = distinct_floor(column.values)
     dropped: list[str] = []
     _shrink(shrinkable, columns, width, soft=True)
+    for column in reversed(shrinkable):
+        if total([c for c in columns if c.name not in dropped]) <= width:
+            break
+        if not _separates(column, columns, dropped):
+            dropped.append(column.name)
     _drop(columns, dropped, width, [c for c in columns if c.numeric and c.name not in keep])
     _shrink(shrinkable, [c for c in columns if c.name not in dropped], width, soft=False)
-    # text last: first the columns whose absence leaves every row's visible key distinct
-    text = [c for c in columns if c.name not in keep and c.name not in dropped]
-    _drop(columns, dropped, width, [c for c in text if not _separates(c, columns, dropped)])
-    _drop(columns, dropped, width, text)
+    _drop(columns, dropped, width, [c for c in columns if c.name not in keep])
+    _grow([c for c in columns if c.name not in dropped], width)
     return dropped
+
+
+def _grow(columns: list[Column], width: int) -> None:
+    """Give room that leaving columns out freed back to the most shortened columns."""
+    spare = width - total(columns)
+    while spare > 0:
+        short = max(columns, key=lambda c: _natural(c) - c.width, default=None)
+        if short is None or short.width >= _natural(short):
+            return
+        short.width += 1
+        spare -= 1
+
+
+def _natural(column: Column) -> int:
+    return max([len(column.header), *(len(v) for v in column.values)])
 
 
 def _separates(column: Column, columns: list[Column], dropped: list[str]) -> bool:
@@ -301,8 +320,7 @@ def _shrink(shrinkable: list[Column], columns: list[Column], width: int, soft: b
 
 
 def _least(column: Column, soft: bool) -> int:
-    natural = max([len(column.header), *(len(v) for v in column.values)])
-    return max(column.floor, min(natural, SOFT_WIDTH)) if soft else column.floor
+    return max(column.floor, min(_natural(column), SOFT_WIDTH)) if soft else column.floor
 
 
 def _drop(columns: list[Column], dropped: list[str], width: int, order: list[Column]) -> None:
