@@ -121,6 +121,25 @@ def liger_history_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "lake"
 
 
+KERNELINDEX_EXPORTS = sorted((SHARED / "data" / "kernelindex").glob("catalog-*.jsonl.zst"))
+
+
+@pytest.fixture(scope="session")
+def real_lake(liger_history_lake: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole real lake, built once per session: Liger's history (a copy of
+    liger_history_lake) plus both KernelIndex catalog exports. Tests only read it."""
+    import shutil
+
+    from kindex_olap.importers.kernelindex.convert import import_kernelindex
+
+    root = tmp_path_factory.mktemp("real")
+    shutil.copytree(liger_history_lake, root / "lake")
+    assert len(KERNELINDEX_EXPORTS) == 2, KERNELINDEX_EXPORTS
+    for export in KERNELINDEX_EXPORTS:
+        import_kernelindex(str(export), raw_dir=root / export.name, lake=root / "lake")
+    return root / "lake"
+
+
 @pytest.fixture
 def tmp_lake(tmp_path: Path) -> Path:
     """A lake folder (not yet created) under the test's tmp_path."""

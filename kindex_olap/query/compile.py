@@ -150,6 +150,8 @@ class QueryResult:
     sql: str
     params: tuple[Any, ...]
     diagnostics: list[str] = field(default_factory=list)
+    # the shorthand's verb ('runs serving' for serving runs); None for `kindex sql`
+    verb: str | None = None
 
 
 @dataclass
@@ -321,6 +323,7 @@ def run_query(
         query = parse(text, vocab)
         compiled = compile_query(query, options)
         result = _execute(con, compiled)
+        result.verb = "runs serving" if query.serving else query.verb
         result.diagnostics.extend(_notes(query, result, vocab))
         if not result.rows:
             result.diagnostics.extend(explain_empty(con, query, options, vocab))
