@@ -36,14 +36,9 @@ RULES: list[tuple[tuple[str, ...], tuple[str, ...], str]] = [
         "the query path never writes the lake",
     ),
 ]
-# Known until the Delta Lake change moves serving runs into ingest's own commit (issue 11): the
-# KernelIndex importer adds its serving_runs file inside ingest's transaction. The test fails
-# when an entry is no longer needed, so that it is removed with the code.
-KNOWN: set[tuple[str, str]] = {
-    (f"kindex_olap.importers.kernelindex.{module}", f"kindex_olap.lake.store{name}")
-    for module in ("convert", "serving")
-    for name in ("", ".Transaction")
-}
+# Exceptions to the rules (none: the KernelIndex importer's serving runs go through ingest now).
+# The test fails when an entry is no longer needed, so that it is removed with the code.
+KNOWN: set[tuple[str, str]] = set()
 
 
 def module_sources() -> dict[str, str]:

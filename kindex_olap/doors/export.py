@@ -160,6 +160,7 @@ def export(
     *,
     fmt: ExportFormat = ExportFormat.parquet,
     options: Options = Options(),
+    as_of: str | None = None,
 ) -> ExportReport:
     """Write speedups and runs (all, or what shorthand `query` selects) and README.md to `out`.
 
@@ -169,7 +170,8 @@ def export(
     folder.mkdir(parents=True, exist_ok=True)
     report = ExportReport(folder, query=query)
     # read_only=False: the locked-down connection may not write outside the lake
-    con = connect(lake, read_only=False)
+    commit = snapshot_of(lake, as_of).id
+    con = connect(lake, read_only=False, as_of=as_of)
     try:
         parsed = parse(query, load_vocabulary(con)) if query else None
         for spec in _FILES:
@@ -178,7 +180,7 @@ def export(
         raise from_duckdb(e, "export failed") from e
     finally:
         con.close()
-    write_atomic(folder / "README.md", readme(report, snapshot_of(lake).id).encode("utf-8"))
+    write_atomic(folder / "README.md", readme(report, commit).encode("utf-8"))
     return report
 
 
@@ -277,7 +279,7 @@ def readme(report: ExportReport, snapshot: int) -> str:
     selection = f'`kindex query "{report.query}"`' if report.query else "everything"
     parts = [
         "# kindex export\n",
-        f"Lake snapshot {snapshot}; selection: {selection}.\n",
+        f"Lake commit {snapshot}; selection: {selection}.\n",
         "## Comparability rule\n",
         comparability_rule() + "\n",
     ]
