@@ -35,7 +35,7 @@ def test_best_candidate_maximizes_qhat_by_brute_force(seed: int) -> None:
     rng = np.random.default_rng(seed)
     x = np.concatenate([rng.normal(0, 1, 5), rng.normal(2, 1, 4)])
     best = max(
-        ((_qhat(x[:tau], x[tau:kappa]), tau) for tau in range(2, 8) for kappa in range(tau + 2, 10))
+        (_qhat(x[:tau], x[tau:kappa]), tau) for tau in range(2, 8) for kappa in range(tau + 2, 10)
     )
     tau, q, _ = _best_candidate(x, 0, len(x), 2)  # type: ignore[misc]
     assert q == pytest.approx(best[0])

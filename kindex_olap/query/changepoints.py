@@ -21,6 +21,7 @@ Pure numpy and math; no SQL engine, no CLI.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -79,7 +80,7 @@ def _split(x: NDArray[np.float64], max_pvalue: float, min_size: int) -> list[int
     while True:
         bounds = [0, *points, len(x)]
         best: tuple[float, int, int, int] | None = None
-        for start, end in zip(bounds, bounds[1:], strict=False):
+        for start, end in itertools.pairwise(bounds):
             candidate = _best_candidate(x, start, end, min_size)
             if candidate is not None and (best is None or candidate[1] > best[0]):
                 best = (candidate[1], candidate[0], start, candidate[2])
