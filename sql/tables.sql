@@ -141,6 +141,18 @@ CREATE TABLE operations (
     spec_json             VARCHAR
 );
 
+-- Where a run's numbers came from (RunProvenance documents, kindex's own kind): kept beside the
+-- runs so that run documents and their identities stay what KernelIndex builds. A run may have
+-- several rows (one per source that says something about it).
+CREATE TABLE run_provenance (
+    provenance_digest VARCHAR NOT NULL,  -- sha256 of the RunProvenance document
+    run_id            VARCHAR NOT NULL,  -- the run it describes (runs.run_id)
+    source            VARCHAR,           -- what said so, e.g. Liger's benchmark CSV history
+    "commit"          VARCHAR,           -- the git commit that first held the run's numbers
+    on_main           BOOLEAN,           -- that commit is on the main branch's history
+    first_seen_at     TIMESTAMP          -- UTC
+);
+
 CREATE TABLE rejects (
     source_file VARCHAR,
     line        BIGINT,   -- 1-based line of a JSONL document; NULL for whole-file documents

@@ -55,6 +55,10 @@ SELECT * FROM read_parquet(getvariable('rejects_files'), union_by_name = true, h
 CREATE OR REPLACE VIEW serving_runs AS
 SELECT * FROM read_parquet(getvariable('serving_runs_files'), union_by_name = true, hive_partitioning = false);
 
+-- Where runs came from (commit, main branch or not): RunProvenance documents, by run_id.
+CREATE OR REPLACE VIEW run_provenance AS
+SELECT * FROM read_parquet(getvariable('run_provenance_files'), union_by_name = true, hive_partitioning = false);
+
 CREATE OR REPLACE VIEW ingested_files AS
 SELECT * FROM read_parquet(getvariable('ingested_files_files'), union_by_name = true, hive_partitioning = false);
 

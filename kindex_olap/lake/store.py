@@ -48,6 +48,7 @@ TABLES = (
     "rejects",
     "ingested_files",
     "serving_runs",
+    "run_provenance",
 )
 # Sort keys inside files: row-group min/max statistics then prune the common filters.
 SORT_ORDER = {
@@ -60,6 +61,7 @@ SORT_ORDER = {
     "operations": "family, operation_spec_digest",
     "rejects": "rejected_at, source_file, line",
     "ingested_files": "path",
+    "run_provenance": "run_id",
 }
 
 

@@ -22,6 +22,7 @@ from kindex_olap.query.engine import connect
 from kindex_olap.query.shorthand import OPERATORS, Gpu, Query, ShapeFilter, Vocabulary, parse
 
 DEFAULT_CANDIDATE = "liger"
+HISTORY_VERBS = ("history", "regressions", "improvements", "changes")  # query/history.py
 PAIR_VERBS = ("speedup", "summary", "memory")
 
 
@@ -131,6 +132,11 @@ class Options:
 
     version: str | None = None
     all_pairs: bool = False
+    # history verbs (query/history.py): points per version or per run, runs of other branches,
+    # the smallest change flagged
+    by: str = "version"
+    all_branches: bool = False
+    threshold: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -317,6 +323,8 @@ def run_query(
     try:
         vocab = load_vocabulary(con)
         query = parse(text, vocab)
+        if query.verb in HISTORY_VERBS:
+            return _history(con, query, options)
         compiled = compile_query(query, options)
         result = _execute(con, compiled)
         result.diagnostics.extend(_notes(query, result, vocab))
@@ -326,6 +334,26 @@ def run_query(
     finally:
         if own:
             con.close()
+
+
+def _history(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> QueryResult:
+    from kindex_olap.query.history import HistoryOptions, answer
+
+    if query.baseline:
+        raise QueryError(
+            f"`{query.verb}` pairs each run with its cell's baseline; name one implementation "
+            "(e.g. liger), not `A vs B`"
+        )
+    where = _filters(query, options, scope=False)
+    history = HistoryOptions(
+        by=options.by, all_branches=options.all_branches, threshold=options.threshold
+    )
+    scope = scope_arguments(query)
+    table = answer(con, query.verb, scope, where.clauses, where.params, history)
+    return QueryResult(
+        table.columns, table.rows, "(history: sql/history.sql, sql/history_points.sql)",
+        (*scope, *where.params), table.notes,
+    )  # fmt: skip
 
 
 def _execute(con: duckdb.DuckDBPyConnection, compiled: Compiled) -> QueryResult:

@@ -1,0 +1,548 @@
+"""History: what changed between versions and dates, and which steps are regressions.
+
+`history` lists each series (one comparable cell and implementation) in order: its versions
+(runs pooled, their spread kept) or its runs, the speedup against the cell's baseline run
+nearest in time, and the change from the previous point. `regressions`, `improvements` and
+`changes` test every step of every series the query selects; `kindex check` tests the steps
+into the newest version, with the correction over every series of the lake.
+
+The rules (docs/history.md says why, with measured false-alarm and detection rates):
+- a step is tested on two series: the implementation's latency and its speedup against the
+  cell's baseline (the same cell's baseline run nearest in time, as sql/history.sql pairs);
+- it counts only when the change exceeds `threshold` (5 %);
+- a latency step that the baseline made too (same direction, the speedup within the
+  threshold) is an `environment shift`: the machine moved, not the code;
+- noise: a point of several runs brings its own spread (pooled with the noise model's floor as
+  PRIOR_DF degrees of freedom: two or three runs say little about their spread); a point of one
+  run takes the noise model's floor for its GPU and latency class; where that class has no
+  replicate pairs behind it the step is `insufficient data` rather than judged on one run's
+  interval;
+- series of MIN_POINTS or more points: change points by E-Divisive (query/changepoints.py);
+- every test's p-value goes through one Benjamini-Hochberg correction over everything the
+  query tests (for `kindex check`, the whole lake), flagged at q <= ALPHA.
+
+SQL lives in sql/history.sql (runs with their nearest baseline) and sql/history_points.sql.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import duckdb
+import numpy as np
+from numpy.typing import NDArray
+
+from kindex_olap.errors import QueryError
+from kindex_olap.query import changepoints as cp
+from kindex_olap.sqlfiles import statements
+
+HISTORY_VERBS = ("history", "regressions", "improvements", "changes")
+STEP_VERBS = ("regressions", "improvements", "changes")
+THRESHOLD = 0.05  # a change smaller than 5 % is never flagged
+ALPHA = 0.001  # Otava's p <= 0.001, applied to Benjamini-Hochberg adjusted p-values
+PRIOR_DF = 2.0  # weight of the noise model's floor against a point's own runs' spread
+Z95 = 1.959963984540054
+
+REGRESSION = "regression"
+IMPROVEMENT = "improvement"
+WITHIN_NOISE = "within noise"
+ENVIRONMENT_SHIFT = "environment shift"
+INSUFFICIENT = "insufficient data"
+
+Columns = dict[str, NDArray[Any]]
+# the noise model: (gpu, median latency in ns) of each point -> (log-scale sigma of one run,
+# replicate pairs behind it); 0 pairs means a documented default
+NoiseModel = Callable[[NDArray[Any], NDArray[np.float64]], tuple[NDArray[Any], NDArray[Any]]]
+
+
+@dataclass(frozen=True)
+class HistoryOptions:
+    """How `history` and the step verbs read the lake."""
+
+    by: str = "version"  # or "run"
+    all_branches: bool = False  # also runs first seen on branches that are not main
+    threshold: float = THRESHOLD
+    alpha: float = ALPHA
+
+
+@dataclass
+class Table:
+    """Rows for the output edge: column names, rows and notes for stderr."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    notes: list[str] = field(default_factory=list)
+
+
+# -- selecting runs and points -----------------------------------------------------------------
+
+
+def select_runs(
+    con: duckdb.DuckDBPyConnection,
+    scope: tuple[Any, Any, Any],
+    clauses: list[str],
+    params: list[Any],
+    options: HistoryOptions,
+    whole_lake: bool = False,
+) -> None:
+    """Fill the temporary table history_selected from history_runs_for. `clauses` (fixed SQL
+    text with `?` parameters) select the query's runs; with whole_lake every run is kept and
+    in_query marks the selected ones."""
+    selected = " AND ".join(clauses) or "true"
+    branch = "true" if options.all_branches else "on_main"
+    if whole_lake:
+        sql = (
+            f"CREATE OR REPLACE TEMP TABLE history_selected AS SELECT *, ({selected}) AS in_query "
+            f"FROM history_runs_for(NULL, NULL, NULL) WHERE {branch}"
+        )
+        args = [*params]
+    else:
+        sql = (
+            "CREATE OR REPLACE TEMP TABLE history_selected AS SELECT *, true AS in_query "
+            f"FROM history_runs_for(?, ?, ?) WHERE {branch} AND {selected}"
+        )
+        args = [*scope, *params]
+    try:
+        con.execute(sql, args).fetchall()
+        if not _has_macro(con, "history_points"):
+            for statement in statements("history_points.sql"):
+                con.execute(statement).fetchall()
+    except duckdb.Error as e:
+        raise QueryError(f"history query failed: {e}") from e
+
+
+def _has_macro(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM duckdb_functions() WHERE function_name = ?", [name]
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def version_order(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The selected runs' version labels in PEP 440 order (0.5.10 after 0.5.9); labels that do
+    not parse come after, by first appearance."""
+    from packaging.version import InvalidVersion, Version
+
+    rows = con.execute(
+        "SELECT version, min(observed_at) FROM history_selected WHERE version IS NOT NULL "
+        "GROUP BY version"
+    ).fetchall()
+
+    def key(row: tuple[str, datetime]) -> tuple[int, Any, datetime]:
+        try:
+            return (0, Version(row[0]), row[1])
+        except InvalidVersion:
+            return (1, None, row[1])
+
+    parsed = sorted((r for r in rows if key(r)[0] == 0), key=key)
+    other = sorted((r for r in rows if key(r)[0] == 1), key=lambda r: r[1])
+    return [r[0] for r in [*parsed, *other]]
+
+
+def fetch_points(con: duckdb.DuckDBPyConnection, order: list[str], by_run: bool) -> Columns:
+    """The points of every selected series, in series and point order, as numpy columns
+    (NULL numbers as NaN, NULL text as None)."""
+    try:
+        raw = con.execute("SELECT * FROM history_points(?, ?)", [order, by_run]).fetchnumpy()
+    except duckdb.Error as e:
+        raise QueryError(f"history query failed: {e}") from e
+    return {name: _filled(values) for name, values in raw.items()}
+
+
+def _filled(values: Any) -> NDArray[Any]:
+    if isinstance(values, np.ma.MaskedArray):
+        masked: Any = values
+        if values.dtype.kind == "f":
+            return np.asarray(masked.filled(np.nan))
+        if values.dtype.kind in "iu":
+            return np.asarray(masked.astype(np.float64).filled(np.nan))
+        out = np.asarray(values.data, dtype=object)
+        out[np.ma.getmaskarray(values)] = None
+        return out
+    return np.asarray(values)
+
+
+# -- the step rules -----------------------------------------------------------------------------
+
+
+@dataclass
+class Steps:
+    """Every step (a point and the one before it in its series), for one series kind."""
+
+    series: str  # "latency" or "speedup"
+    to: NDArray[np.intp]  # index of the step's later point
+    ratio: NDArray[np.float64]  # to / from (medians)
+    log_change: NDArray[np.float64]
+    se: NDArray[np.float64]  # standard error of log_change
+    pvalue: NDArray[np.float64]
+    rule: list[str]
+    judged: NDArray[np.bool_]  # False: one side is a single run in a class without replicates
+    shift: NDArray[np.bool_]  # the baseline made the same step (latency only)
+    changepoint: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    qvalue: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    verdict: list[str] = field(default_factory=list)
+
+
+def step_pairs(points: Columns) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """(from, to) indices of consecutive points of one series."""
+    key = points["series_key"]
+    if len(key) < 2:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty
+    same = key[1:] == key[:-1]
+    to = np.nonzero(same)[0].astype(np.intp) + 1
+    return to - 1, to
+
+
+def point_sigma(
+    own_sd: NDArray[np.float64], runs: NDArray[np.float64], model: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Log-scale noise of one run at each point: the spread of its runs pooled with the noise
+    model's floor (PRIOR_DF degrees of freedom); the floor alone for a single run."""
+    own = np.where(np.isfinite(own_sd), own_sd, 0.0)
+    df = np.maximum(runs - 1, 0)
+    return np.asarray(np.sqrt((df * own**2 + PRIOR_DF * model**2) / (df + PRIOR_DF)))
+
+
+def latency_steps(points: Columns, noise: NoiseModel, threshold: float) -> Steps:
+    """Latency steps: the implementation's own time, with the baseline's step beside it."""
+    start, to = step_pairs(points)
+    sigma, pairs = noise(points["gpu"], points["median_ns"])
+    sigma = sigma.astype(np.float64)
+    runs = points["runs"].astype(np.float64)
+    own = point_sigma(points["log_sd"], runs, sigma)
+    log_change = points["log_mean"][to] - points["log_mean"][start]
+    se = np.sqrt(own[start] ** 2 / runs[start] + own[to] ** 2 / runs[to])
+    pvalue = _two_sided(log_change, se)
+    base_change = points["baseline_log_mean"][to] - points["baseline_log_mean"][start]
+    speedup_change = log_change - base_change
+    bound = math.log1p(threshold)
+    shift = (
+        ~points["is_baseline"][to]
+        & np.isfinite(base_change)
+        & (np.sign(base_change) == np.sign(log_change))
+        & (np.abs(base_change) > bound)
+        & (np.abs(speedup_change) <= bound)
+    )
+    single = (runs[start] < 2) | (runs[to] < 2)
+    unsupported = (pairs[start] == 0) | (pairs[to] == 0)
+    judged = ~(single & unsupported)
+    rule = [
+        _noise_rule(int(runs[a]), int(runs[b]), float(sigma[b]), int(pairs[b]))
+        for a, b in zip(start, to, strict=True)
+    ]
+    ratio = points["median_ns"][to] / points["median_ns"][start]
+    return Steps("latency", to, ratio, log_change, se, pvalue, rule, judged, shift)
+
+
+def speedup_steps(points: Columns, noise: NoiseModel) -> Steps:
+    """Speedup steps: baseline / implementation, each run against its nearest baseline run."""
+    start, to = step_pairs(points)
+    has = np.isfinite(points["speedup_log_mean"][start]) & np.isfinite(
+        points["speedup_log_mean"][to]
+    )
+    start, to = start[has], to[has]
+    sigma, pairs = noise(points["gpu"], points["median_ns"])
+    # a speedup carries the noise of two runs (conservative: the two sides of one benchmark
+    # invocation often move together)
+    sigma = sigma.astype(np.float64) * math.sqrt(2)
+    runs = points["speedup_runs"].astype(np.float64)
+    own = point_sigma(points["speedup_log_sd"], runs, sigma)
+    log_change = points["speedup_log_mean"][to] - points["speedup_log_mean"][start]
+    se = np.sqrt(own[start] ** 2 / runs[start] + own[to] ** 2 / runs[to])
+    single = (runs[start] < 2) | (runs[to] < 2)
+    judged = ~(single & ((pairs[start] == 0) | (pairs[to] == 0)))
+    rule = [
+        _noise_rule(int(runs[a]), int(runs[b]), float(sigma[b]), int(pairs[b]))
+        for a, b in zip(start, to, strict=True)
+    ]
+    ratio = points["speedup"][to] / points["speedup"][start]
+    no_shift = np.zeros(len(to), dtype=bool)
+    return Steps(
+        "speedup", to, ratio, log_change, se, _two_sided(log_change, se), rule, judged, no_shift
+    )
+
+
+def _two_sided(change: NDArray[np.float64], se: NDArray[np.float64]) -> NDArray[np.float64]:
+    z = np.divide(np.abs(change), se, out=np.full(len(change), np.inf), where=se > 0)
+    z = np.where(change == 0, 0.0, z)
+    return cp.normal_sf2(z)
+
+
+def _noise_rule(runs_from: int, runs_to: int, sigma: float, pairs: int) -> str:
+    sides = f"{runs_from}->{runs_to} runs"
+    source = f"{pairs} replicate pairs" if pairs else "default, no replicates"
+    return f"step ({sides}; run noise {sigma * 100:.1f} %, {source})"
+
+
+def changepoint_tests(points: Columns, steps: Steps, values: str) -> list[float]:
+    """E-Divisive on each series of MIN_POINTS or more points (log values): mark the steps at a
+    change point with its p-value; return the p-values of series without one (for the
+    correction, which must count every series tested)."""
+    steps.changepoint = np.zeros(len(steps.to), dtype=bool)
+    by_to = {int(t): i for i, t in enumerate(steps.to)}
+    key = points["series_key"]
+    bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
+    quiet: list[float] = []
+    for begin, end in itertools.pairwise(bounds):
+        series = points[values][begin:end]
+        if end - begin < cp.MIN_POINTS or not np.all(np.isfinite(series)):
+            continue
+        found = cp.change_points(series)
+        if not found:
+            quiet.append(cp.strongest_split_pvalue(series))
+        for point in found:
+            i = by_to.get(int(begin + point.index))
+            if i is None:
+                continue
+            steps.changepoint[i] = True
+            steps.pvalue[i] = min(float(steps.pvalue[i]), point.pvalue)
+            steps.rule[i] = (
+                f"change point (E-Divisive, p={point.pvalue:.2g}, "
+                f"{end - begin} points); " + steps.rule[i]
+            )
+    return quiet
+
+
+def judge(all_steps: list[Steps], quiet: list[float], threshold: float, alpha: float) -> None:
+    """Benjamini-Hochberg over every test, then each step's verdict."""
+    pvalues = np.concatenate([s.pvalue for s in all_steps] + [np.asarray(quiet, dtype=float)])
+    adjusted = cp.benjamini_hochberg(pvalues)
+    offset = 0
+    bound = math.log1p(threshold)
+    for steps in all_steps:
+        steps.qvalue = adjusted[offset : offset + len(steps.to)]
+        offset += len(steps.to)
+        big = np.abs(steps.log_change) > bound
+        significant = steps.qvalue <= alpha
+        worse = steps.log_change > 0 if steps.series == "latency" else steps.log_change < 0
+        steps.verdict = [
+            _verdict(bool(b), bool(s), bool(w), bool(sh), bool(j))
+            for b, s, w, sh, j in zip(
+                big, significant, worse, steps.shift, steps.judged, strict=True
+            )
+        ]
+
+
+def _verdict(big: bool, significant: bool, worse: bool, shift: bool, judged: bool) -> str:
+    if not big:
+        return WITHIN_NOISE
+    if shift:
+        return ENVIRONMENT_SHIFT
+    if not judged:
+        return INSUFFICIENT
+    if not significant:
+        return WITHIN_NOISE
+    return REGRESSION if worse else IMPROVEMENT
+
+
+def analyse(points: Columns, noise: NoiseModel, options: HistoryOptions) -> list[Steps]:
+    """Latency and speedup steps of every series, tested and judged together."""
+    latency = latency_steps(points, noise, options.threshold)
+    speedup = speedup_steps(points, noise)
+    quiet = changepoint_tests(points, latency, "log_mean")
+    quiet += changepoint_tests(points, speedup, "speedup_log_mean")
+    both = [latency, speedup]
+    judge(both, quiet, options.threshold, options.alpha)
+    return both
+
+
+# -- the noise model ------------------------------------------------------------------------
+
+DEFAULT_SIGMA = 0.05  # log-scale run-to-run noise where a class has no replicate pairs
+MIN_PAIRS = 10
+LATENCY_CLASSES_NS = (1e6,)  # below 1 ms / from 1 ms: issue 17's two classes
+
+
+def lake_noise(con: duckdb.DuckDBPyConnection) -> NoiseModel:
+    """Run-to-run noise by GPU and latency class from the selected runs' replicate pairs
+    (back-to-back runs of one series and version): the 95th percentile of |log ratio| read
+    as 1.96 sigma of a difference of two runs (sigma * sqrt 2)."""
+    rows = con.execute(
+        """
+        WITH ordered AS (
+            SELECT gpu, value_ns, version,
+                   lag(value_ns) OVER w AS previous_ns, lag(version) OVER w AS previous_version
+            FROM history_selected WINDOW w AS (PARTITION BY series_key ORDER BY observed_at, run_id)
+        )
+        SELECT gpu, value_ns >= ? AS slow, count(*) AS pairs,
+               quantile_cont(abs(ln(value_ns / previous_ns)), 0.95) AS q95
+        FROM ordered WHERE previous_version = version
+        GROUP BY ALL
+        """,
+        [LATENCY_CLASSES_NS[0]],
+    ).fetchall()
+    table = {(g, bool(s)): (float(q) / (Z95 * math.sqrt(2)), int(n)) for g, s, n, q in rows}
+
+    def model(
+        gpu: NDArray[Any], median_ns: NDArray[np.float64]
+    ) -> tuple[NDArray[Any], NDArray[Any]]:
+        slow = median_ns >= LATENCY_CLASSES_NS[0]
+        sigma = np.full(len(gpu), DEFAULT_SIGMA)
+        pairs = np.zeros(len(gpu), dtype=np.int64)
+        for (g, s), (value, n) in table.items():
+            if n < MIN_PAIRS:
+                continue
+            hit = (gpu == g) & (slow == s)
+            sigma[hit] = max(value, 0.001)
+            pairs[hit] = n
+        return sigma, pairs
+
+    return model
+
+
+# -- answers --------------------------------------------------------------------------------
+
+
+def _gpu(points: Columns, i: Any) -> str:
+    form = points["form_factor"][i]
+    return f"{points['gpu'][i]} {form}" if form else str(points["gpu"][i])
+
+
+def _ms(value: float) -> float | None:
+    return None if not math.isfinite(value) else float(value) / 1e6
+
+
+def _num(value: float) -> float | None:
+    return None if not math.isfinite(value) else float(value)
+
+
+HISTORY_COLUMNS = {
+    False: [
+        "kernel", "pass", "gpu", "shape", "implementation", "version", "runs", "median_ms",
+        "p20_ms", "p80_ms", "min_ms", "max_ms", "baseline", "speedup", "change",
+        "speedup_change", "verdict", "speedup_verdict", "commits", "first_observed",
+        "last_observed",
+    ],
+    True: [
+        "kernel", "pass", "gpu", "shape", "implementation", "version", "observed_at",
+        "median_ms", "p20_ms", "p80_ms", "baseline", "baseline_ms", "speedup", "change",
+        "speedup_change", "verdict", "speedup_verdict", "commit", "run_id",
+    ],
+}  # fmt: skip
+
+
+def history_table(points: Columns, steps: list[Steps], by_run: bool) -> Table:
+    """One row per point of every selected series, with the step into it."""
+    latency, speedup = steps
+    into = {
+        s.series: {int(t): (float(r), v) for t, r, v in zip(s.to, s.ratio, s.verdict, strict=True)}
+        for s in steps
+    }
+    rows = []
+    for i in np.flatnonzero(points["in_query"]):
+        change, verdict = into["latency"].get(int(i), (math.nan, None))
+        s_change, s_verdict = into["speedup"].get(int(i), (math.nan, None))
+        head = (
+            points["kernel"][i], points["pass"][i], _gpu(points, i), points["shape"][i],
+            points["provider"][i], points["version"][i],
+        )  # fmt: skip
+        tail = (
+            points["baseline"][i], _num(points["speedup"][i]), _num(change), _num(s_change),
+            verdict, s_verdict,
+        )  # fmt: skip
+        row: tuple[Any, ...]
+        if by_run:
+            row = (
+                *head, points["first_observed"][i].item(), _ms(points["median_ns"][i]),
+                _ms(points["p20_ns"][i]), _ms(points["p80_ns"][i]), *tail[:1],
+                _ms(points["baseline_ns"][i]), *tail[1:], points["commits"][i] or None,
+                points["run_id"][i],
+            )  # fmt: skip
+        else:
+            row = (
+                *head, int(points["runs"][i]), _ms(points["median_ns"][i]),
+                _ms(points["p20_ns"][i]), _ms(points["p80_ns"][i]), _ms(points["min_ns"][i]),
+                _ms(points["max_ns"][i]), *tail, points["commits"][i] or None,
+                points["first_observed"][i].item(), points["last_observed"][i].item(),
+            )  # fmt: skip
+        rows.append(row)
+    del latency, speedup
+    return Table(HISTORY_COLUMNS[by_run], rows)
+
+
+STEP_COLUMNS = [
+    "kernel", "pass", "gpu", "shape", "implementation", "series", "from_version",
+    "to_version", "from_value", "to_value", "ratio", "ratio_lo", "ratio_hi", "verdict",
+    "rule", "q_value", "from_commits", "to_commits", "to_observed",
+]  # fmt: skip
+VERB_VERDICTS = {
+    "regressions": (REGRESSION,),
+    "improvements": (IMPROVEMENT,),
+    "changes": (REGRESSION, IMPROVEMENT, ENVIRONMENT_SHIFT, INSUFFICIENT),
+}
+
+
+def steps_table(
+    points: Columns, steps: list[Steps], verdicts: tuple[str, ...], keep: NDArray[np.bool_]
+) -> Table:
+    """One row per step whose verdict is in `verdicts` and whose later point `keep` marks."""
+    rows = []
+    for s in steps:
+        value = points["median_ns"] / 1e6 if s.series == "latency" else points["speedup"]
+        for j, t in enumerate(s.to):
+            if s.verdict[j] not in verdicts or not keep[t]:
+                continue
+            f = t - 1
+            half = Z95 * float(s.se[j])
+            rows.append(
+                (
+                    points["kernel"][t], points["pass"][t], _gpu(points, t), points["shape"][t],
+                    points["provider"][t], s.series, points["version"][f],
+                    points["version"][t], _num(value[f]), _num(value[t]), _num(s.ratio[j]),
+                    _num(s.ratio[j] * math.exp(-half)), _num(s.ratio[j] * math.exp(half)),
+                    s.verdict[j], s.rule[j], float(s.qvalue[j]),
+                    points["commits"][f] or None, points["commits"][t] or None,
+                    points["last_observed"][t].item(),
+                )
+            )  # fmt: skip
+    rows.sort(key=lambda r: tuple("" if v is None else str(v) for v in r[:7]))
+    return Table(list(STEP_COLUMNS), rows)
+
+
+def answer(
+    con: duckdb.DuckDBPyConnection,
+    verb: str,
+    scope: tuple[Any, Any, Any],
+    clauses: list[str],
+    params: list[Any],
+    options: HistoryOptions,
+) -> Table:
+    """`history` or a step verb over the runs that `scope` and `clauses` select."""
+    if options.by not in ("version", "run"):
+        raise QueryError(f"--by takes version or run, not {options.by!r}")
+    clauses = list(clauses)
+    if verb in STEP_VERBS:
+        # the implementations measured against a baseline (a baseline's own steps show as
+        # environment shifts of the others)
+        clauses.append("NOT is_baseline")
+    select_runs(con, scope, clauses, params, options)
+    by_run = options.by == "run"
+    points = fetch_points(con, version_order(con), by_run)
+    noise = lake_noise(con)
+    steps = analyse(points, noise, options)
+    if verb == "history":
+        table = history_table(points, steps, by_run)
+    else:
+        table = steps_table(points, steps, VERB_VERDICTS[verb], points["in_query"])
+    table.notes.extend(_notes(points, steps, options))
+    return table
+
+
+def _notes(points: Columns, steps: list[Steps], options: HistoryOptions) -> list[str]:
+    series = len(np.unique(points["series_key"])) if len(points["series_key"]) else 0
+    tested = sum(len(s.to) for s in steps)
+    notes = [
+        f"history: {series} series, {len(points['series_key'])} points, {tested} steps tested "
+        f"(latency and speedup); flagged: change > {options.threshold:.0%} and "
+        f"Benjamini-Hochberg q <= {options.alpha:g}; change points (E-Divisive) in series of "
+        f"{cp.MIN_POINTS}+ points"
+    ]
+    if not options.all_branches:
+        notes.append("main-branch runs only (--all-branches adds runs first seen elsewhere)")
+    return notes
