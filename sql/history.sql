@@ -72,10 +72,10 @@ nearest AS (
 )
 SELECT
     n.cell_key,
-    n.cell_key || '|' || n.implementation_digest AS series_key,
+    concat_ws('|', n.cell_key, n.implementation_digest, n.run_provider) AS series_key,
     n.kernel, n.pass, n.gpu, n.form_factor, n.environment, n.shape, n.dtype, n.axes,
     n.metric, n.statistic, n.unit,
-    n.provider, n.implementation, n.implementation_digest,
+    coalesce(n.run_provider, n.provider) AS provider, n.implementation, n.implementation_digest,
     n.version, n.observed_at, n.run_id,
     n.value_ns, n.p20 * kindex_time_unit_ns(n.unit) AS p20_ns,
     n.p80 * kindex_time_unit_ns(n.unit) AS p80_ns,

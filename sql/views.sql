@@ -134,7 +134,10 @@ SELECT
     r.protocol_digest,
     r.implementation_digest,
     r.latency_p20_ns,
-    r.latency_p80_ns
+    r.latency_p80_ns,
+    -- the run's own provider label: KernelIndex's curation gives some providers one
+    -- implementation digest (Liger's fused and unfused add+RMSNorm); history keeps them apart
+    r.provider AS run_provider
 FROM r
 LEFT JOIN w USING (workload_digest)
 LEFT JOIN o ON o.operation_spec_digest = w.operation_spec_digest

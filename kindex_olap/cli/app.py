@@ -25,6 +25,7 @@ app = typer.Typer(
 
 
 def _register_subcommands() -> None:
+    from kindex_olap.cli import check as cli_check
     from kindex_olap.cli import doors as cli_analyst
     from kindex_olap.cli import query as cli_query
     from kindex_olap.cli.imports import import_app
@@ -32,6 +33,7 @@ def _register_subcommands() -> None:
     app.add_typer(import_app, name="import")
     cli_query.register(app)
     cli_analyst.register(app)
+    cli_check.register(app)
 
 
 @app.command()

@@ -356,6 +356,34 @@ def _history(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> 
     )  # fmt: skip
 
 
+def run_check(
+    filters: str,
+    lake: str | os.PathLike[str] | None = None,
+    since: str | None = None,
+    options: Options = Options(),
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> QueryResult:
+    """`kindex check [filters]`: the regressions into the newest version (or after `since`),
+    judged with a correction over every series of the lake (query/history.check)."""
+    from kindex_olap.query.history import HistoryOptions, check
+
+    own = con is None
+    con = con or connect(lake)
+    try:
+        query = parse(f"regressions {filters}", load_vocabulary(con))
+        if query.baseline:
+            raise QueryError("`kindex check` pairs each run with its cell's baseline: no `A vs B`")
+        where = _filters(query, options, scope=True)
+        history = HistoryOptions(
+            by=options.by, all_branches=options.all_branches, threshold=options.threshold
+        )
+        table = check(con, where.clauses, where.params, since, history)
+        return QueryResult(table.columns, table.rows, "(check)", tuple(where.params), table.notes)
+    finally:
+        if own:
+            con.close()
+
+
 def _execute(con: duckdb.DuckDBPyConnection, compiled: Compiled) -> QueryResult:
     try:
         cursor = con.execute(compiled.sql, list(compiled.params))

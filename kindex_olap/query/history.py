@@ -89,22 +89,23 @@ def select_runs(
     params: list[Any],
     options: HistoryOptions,
     whole_lake: bool = False,
+    family: str = "true",
 ) -> None:
     """Fill the temporary table history_selected from history_runs_for. `clauses` (fixed SQL
-    text with `?` parameters) select the query's runs; with whole_lake every run is kept and
-    in_query marks the selected ones."""
+    text with `?` parameters) select the query's runs; with whole_lake every run of the
+    `family` (fixed SQL text) is kept and in_query marks the selected ones."""
     selected = " AND ".join(clauses) or "true"
     branch = "true" if options.all_branches else "on_main"
     if whole_lake:
         sql = (
             f"CREATE OR REPLACE TEMP TABLE history_selected AS SELECT *, ({selected}) AS in_query "
-            f"FROM history_runs_for(NULL, NULL, NULL) WHERE {branch}"
+            f"FROM history_runs_for(NULL, NULL, NULL) WHERE {branch} AND {family}"
         )
         args = [*params]
     else:
         sql = (
             "CREATE OR REPLACE TEMP TABLE history_selected AS SELECT *, true AS in_query "
-            f"FROM history_runs_for(?, ?, ?) WHERE {branch} AND {selected}"
+            f"FROM history_runs_for(?, ?, ?) WHERE {branch} AND {family} AND {selected}"
         )
         args = [*scope, *params]
     try:
@@ -309,15 +310,27 @@ def changepoint_tests(points: Columns, steps: Steps, values: str) -> list[float]
     return quiet
 
 
-def judge(all_steps: list[Steps], quiet: list[float], threshold: float, alpha: float) -> None:
-    """Benjamini-Hochberg over every test, then each step's verdict."""
-    pvalues = np.concatenate([s.pvalue for s in all_steps] + [np.asarray(quiet, dtype=float)])
+def judge(
+    all_steps: list[Steps],
+    quiet: list[float],
+    threshold: float,
+    alpha: float,
+    family: NDArray[np.bool_] | None = None,
+) -> None:
+    """Benjamini-Hochberg over every test (only steps into the points `family` marks, when
+    given: the others are not tested, q = 1), then each step's verdict."""
+    tested = [np.ones(len(s.to), dtype=bool) if family is None else family[s.to] for s in all_steps]
+    pvalues = np.concatenate(
+        [s.pvalue[t] for s, t in zip(all_steps, tested, strict=True)]
+        + [np.asarray(quiet, dtype=float)]
+    )
     adjusted = cp.benjamini_hochberg(pvalues)
     offset = 0
     bound = math.log1p(threshold)
-    for steps in all_steps:
-        steps.qvalue = adjusted[offset : offset + len(steps.to)]
-        offset += len(steps.to)
+    for steps, mask in zip(all_steps, tested, strict=True):
+        steps.qvalue = np.ones(len(steps.to))
+        steps.qvalue[mask] = adjusted[offset : offset + int(mask.sum())]
+        offset += int(mask.sum())
         big = np.abs(steps.log_change) > bound
         significant = steps.qvalue <= alpha
         worse = steps.log_change > 0 if steps.series == "latency" else steps.log_change < 0
@@ -341,14 +354,20 @@ def _verdict(big: bool, significant: bool, worse: bool, shift: bool, judged: boo
     return REGRESSION if worse else IMPROVEMENT
 
 
-def analyse(points: Columns, noise: NoiseModel, options: HistoryOptions) -> list[Steps]:
-    """Latency and speedup steps of every series, tested and judged together."""
+def analyse(
+    points: Columns,
+    noise: NoiseModel,
+    options: HistoryOptions,
+    family: NDArray[np.bool_] | None = None,
+) -> list[Steps]:
+    """Latency and speedup steps of every series, tested and judged together (`family`: only
+    the steps into the points it marks are tested)."""
     latency = latency_steps(points, noise, options.threshold)
     speedup = speedup_steps(points, noise)
     quiet = changepoint_tests(points, latency, "log_mean")
     quiet += changepoint_tests(points, speedup, "speedup_log_mean")
     both = [latency, speedup]
-    judge(both, quiet, options.threshold, options.alpha)
+    judge(both, quiet, options.threshold, options.alpha, family)
     return both
 
 
@@ -546,3 +565,83 @@ def _notes(points: Columns, steps: list[Steps], options: HistoryOptions) -> list
     if not options.all_branches:
         notes.append("main-branch runs only (--all-branches adds runs first seen elsewhere)")
     return notes
+
+
+def check(
+    con: duckdb.DuckDBPyConnection,
+    clauses: list[str],
+    params: list[Any],
+    since: str | None,
+    options: HistoryOptions,
+) -> Table:
+    """The regressions into the newest version (or after `since`: a version or an ISO date)
+    among the runs the filters select; the correction covers the same steps of every series
+    in the lake, whatever the filters, so `check jsd` and `check` agree about a step."""
+    select_runs(
+        con, (None, None, None), clauses, params, options, whole_lake=True, family="NOT is_baseline"
+    )
+    order = version_order(con)
+    points = fetch_points(con, order, options.by == "run")
+    new, what = _new_points(points, order, since)
+    steps = analyse(points, lake_noise(con), options, family=new)
+    table = steps_table(points, steps, (REGRESSION,), new & points["in_query"])
+    tested = int(sum(new[s.to].sum() for s in steps))
+    table.notes.append(
+        f"check: {tested} steps into {what} tested (latency and speedup; the correction covers "
+        f"every series of the lake); flagged: change > {options.threshold:.0%} and "
+        f"Benjamini-Hochberg q <= {options.alpha:g}"
+    )
+    return table
+
+
+def _new_points(
+    points: Columns, order: list[str], since: str | None
+) -> tuple[NDArray[np.bool_], str]:
+    """The points a check tests, and how to say which they are."""
+    versions = points["version"]
+    if since is None:
+        if not order:
+            return np.zeros(len(versions), dtype=bool), "the newest version (none in the lake)"
+        return versions == order[-1], f"the newest version, {order[-1]}"
+    moment = _as_date(since)
+    if moment is not None:
+        last = points["last_observed"].astype("datetime64[us]")
+        return last > np.datetime64(moment, "us"), f"runs after {since}"
+    rank = _version_rank(since, order)
+    ranks = np.array([_version_rank(v, order) if v else -1 for v in versions], dtype=float)
+    return ranks > rank, f"versions after {since}"
+
+
+def _as_date(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:
+        from datetime import UTC
+
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
+
+
+def _version_rank(version: str, order: list[str]) -> float:
+    """Where `version` falls among the lake's versions (PEP 440, else as listed)."""
+    if version in order:
+        return float(order.index(version))
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        wanted = Version(version)
+    except InvalidVersion as e:
+        raise QueryError(
+            f"--since {version!r} is neither a version of the lake nor an ISO date",
+            hint=f"versions: {', '.join(order[-8:]) or 'none'}; dates like 2025-03-01",
+        ) from e
+    below = -0.5
+    for i, label in enumerate(order):
+        try:
+            if Version(label) < wanted:
+                below = i + 0.5
+        except InvalidVersion:
+            continue
+    return below
