@@ -8,8 +8,11 @@
 -- (by_run = false: the runs of a version pooled, their spread kept, so a transient shows) or
 -- its runs (by_run = true). version_order lists the version labels in PEP 440 order (versions
 -- that do not parse: by first appearance); point_index numbers the points in order.
--- Log-scale means and sample standard deviations feed the step tests: run-to-run noise is
--- multiplicative (a ratio), so it is additive on log(value).
+-- Each point's noise is the noise model's (sql/noise.sql, issue 17), as a log half-width that
+-- holds 95 % of repeats: kindex_side_noise, i.e. with two or more runs their spread around the
+-- point's median, with one run its share of the class floor of its environment (floor_source
+-- says whether replicates, the pooled class or the documented default set it). A speedup point
+-- of one run carries both sides' noise (kindex_pair_noise); of several, its speedups' spread.
 
 CREATE OR REPLACE MACRO history_points(version_order, by_run) AS TABLE
 WITH
@@ -26,6 +29,7 @@ p AS (
         any_value(kernel) AS kernel, any_value(pass) AS pass, any_value(gpu) AS gpu,
         any_value(form_factor) AS form_factor, any_value(environment) AS environment,
         any_value(shape) AS shape, any_value(metric) AS metric,
+        any_value(environment_digest) AS environment_digest,
         any_value(statistic) AS statistic, any_value(provider) AS provider,
         any_value(implementation) AS implementation, any_value(baseline) AS baseline,
         any_value(baseline_rule) AS baseline_rule, bool_or(is_baseline) AS is_baseline,
@@ -35,10 +39,11 @@ p AS (
         median(value_ns) AS median_ns, median(p20_ns) AS p20_ns, median(p80_ns) AS p80_ns,
         min(value_ns) AS min_ns, max(value_ns) AS max_ns,
         avg(ln(value_ns)) AS log_mean, stddev_samp(ln(value_ns)) AS log_sd,
-        median(baseline_ns) AS baseline_ns,
+        median(baseline_ns) AS baseline_ns, min(baseline_ns) AS baseline_min_ns,
+        max(baseline_ns) AS baseline_max_ns,
         avg(ln(baseline_ns)) AS baseline_log_mean,
         count(speedup) AS speedup_runs,
-        median(speedup) AS speedup,
+        median(speedup) AS speedup, min(speedup) AS speedup_min, max(speedup) AS speedup_max,
         avg(ln(speedup)) AS speedup_log_mean, stddev_samp(ln(speedup)) AS speedup_log_sd,
         min(observed_at) AS first_observed, max(observed_at) AS last_observed,
         any_value(baseline_observed_at) AS baseline_observed_at,
@@ -46,6 +51,25 @@ p AS (
         bool_or(in_query) AS in_query
     FROM r
     GROUP BY series_key, point_key
+),
+noisy AS (
+    SELECT p.*,
+           kindex_latency_class_rank(p.median_ns) AS class_rank,
+           f.sources[kindex_latency_class_rank(p.median_ns)] AS floor_source,
+           f.log_floors[kindex_latency_class_rank(p.median_ns)] AS log_floor,
+           kindex_side_noise(p.median_ns, p.runs, p.min_ns, p.max_ns,
+                             f.log_floors[kindex_latency_class_rank(p.median_ns)]) AS noise,
+           CASE WHEN p.speedup_runs >= 2
+                THEN greatest(ln(p.speedup_max / p.speedup), ln(p.speedup / p.speedup_min),
+                              ln(1 + kindex_noise_min_floor()) / sqrt(2))
+                ELSE kindex_pair_noise(
+                    kindex_side_noise(p.median_ns, 1, p.median_ns, p.median_ns,
+                                      f.log_floors[kindex_latency_class_rank(p.median_ns)]),
+                    kindex_side_noise(p.baseline_ns, 1, p.baseline_ns, p.baseline_ns,
+                                      f.log_floors[kindex_latency_class_rank(p.baseline_ns)]))
+           END AS speedup_noise,
+           f.sources[kindex_latency_class_rank(p.baseline_ns)] AS baseline_floor_source
+    FROM p LEFT JOIN kindex_noise_floors() f USING (environment_digest)
 )
 SELECT
     *,
@@ -53,5 +77,5 @@ SELECT
         PARTITION BY series_key
         ORDER BY CASE WHEN by_run THEN NULL ELSE version_rank END, first_observed, point_key
     ) AS point_index
-FROM p
+FROM noisy
 ORDER BY series_key, point_index;

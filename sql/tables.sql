@@ -28,6 +28,7 @@ CREATE TABLE runs (
     latency_p20_ns        DOUBLE,
     latency_p80_ns        DOUBLE,
     latency_mean_ns       DOUBLE,
+    samples               BIGINT,            -- timing.samples: timed samples behind the statistics (NULL: not stated)
     source_file           VARCHAR,
     source_line           BIGINT,
     ingested_at           TIMESTAMP,

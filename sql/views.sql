@@ -133,6 +133,7 @@ SELECT
     r.environment_digest,
     r.protocol_digest,
     r.implementation_digest,
+    r.samples,
     r.latency_p20_ns,
     r.latency_p80_ns,
     -- the run's own provider label: KernelIndex's curation gives some providers one
@@ -207,6 +208,8 @@ CREATE OR REPLACE MACRO kindex_time_unit_ns(unit) AS
 -- The units kindex_time_unit_ns knows (speedups' unit_filter).
 CREATE OR REPLACE MACRO kindex_time_units() AS ['ns', 'us', 'µs', 'μs', 'ms', 's'];
 
+-- @include noise.sql
+
 -- Passed runs ranked inside their cell: newest first per implementation, and per version.
 -- (comparable_pairs_for finds the rank-1 runs with the same orderings as first(run_id ORDER BY
 -- ...) aggregates: DuckDB's window operator costs far more here, 3 s against 0.2 s at 1M runs.)
@@ -271,8 +274,14 @@ cell AS (
     GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
              statistic, unit
 ),
-latest_in_version AS (
-    SELECT first(run_id ORDER BY observed_at DESC, run_id) AS run_id FROM passed
+-- Per implementation and version of a cell: its newest run, and how many runs it holds and
+-- their range (a side's replicates: their spread is its noise, sql/noise.sql).
+version_runs AS (
+    SELECT kernel, pass, workload_digest, environment_digest, protocol_digest, metric, statistic,
+           unit, implementation_digest, version,
+           first(run_id ORDER BY observed_at DESC, run_id) AS run_id,
+           count(*) AS version_runs, min(value) AS version_min, max(value) AS version_max
+    FROM passed
     GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
              statistic, unit, implementation_digest, version
 ),
@@ -290,11 +299,23 @@ sides AS (
            END AS side_rule,
            ref.has_liger AS cell_has_liger
     FROM (
-        SELECT 'latest' AS pairing, '' AS version_key, true AS latest_in_version, * FROM latest
+        SELECT 'latest' AS pairing, '' AS version_key, true AS latest_in_version, l.*,
+               v.version_runs, v.version_min, v.version_max
+        FROM latest l JOIN version_runs v USING (run_id)
         UNION ALL
         SELECT 'same_version' AS pairing, p.version AS version_key,
-               l.run_id IS NOT NULL AS latest_in_version, p.*
-        FROM passed p LEFT JOIN latest_in_version l USING (run_id)
+               v.run_id = p.run_id AS latest_in_version, p.*,
+               v.version_runs, v.version_min, v.version_max
+        FROM passed p
+        JOIN version_runs v
+          ON  v.kernel IS NOT DISTINCT FROM p.kernel AND v.pass IS NOT DISTINCT FROM p.pass
+          AND v.workload_digest = p.workload_digest
+          AND v.environment_digest = p.environment_digest
+          AND v.protocol_digest = p.protocol_digest
+          AND v.metric = p.metric AND v.statistic IS NOT DISTINCT FROM p.statistic
+          AND v.unit IS NOT DISTINCT FROM p.unit
+          AND v.implementation_digest = p.implementation_digest
+          AND v.version IS NOT DISTINCT FROM p.version
     ) s
     JOIN cell ref
       ON  ref.kernel IS NOT DISTINCT FROM s.kernel AND ref.pass IS NOT DISTINCT FROM s.pass
@@ -319,6 +340,12 @@ SELECT
     c.version AS candidate_version, b.version AS baseline_version,
     c.observed_at AS candidate_observed_at, b.observed_at AS baseline_observed_at,
     b.latest_in_version AND c.latest_in_version AS latest_in_version,
+    c.samples AS candidate_samples, b.samples AS baseline_samples,
+    kindex_single_timing(c.samples, c.value, c.p20, c.p80) AS candidate_single_timing,
+    kindex_single_timing(b.samples, b.value, b.p20, b.p80) AS baseline_single_timing,
+    c.version_runs AS candidate_runs, b.version_runs AS baseline_runs,
+    c.version_min AS candidate_min, c.version_max AS candidate_max,
+    b.version_min AS baseline_min, b.version_max AS baseline_max,
     b.workload_digest, b.environment_digest, b.protocol_digest,
     c.run_id AS candidate_run_id, b.run_id AS baseline_run_id
 FROM sides b
@@ -338,19 +365,59 @@ SELECT * FROM comparable_pairs_for(NULL, NULL, NULL, NULL);
 CREATE OR REPLACE MACRO kindex_verdict(lo, hi) AS
     CASE WHEN lo > 1 THEN 'faster' WHEN hi < 1 THEN 'slower' ELSE 'within noise' END;
 
+-- Speedups (time-unit metrics): baseline / candidate. run_speedup_lo/hi is the within-run
+-- interval above; speedup_lo/hi widens it by both sides' run-to-run noise (sql/noise.sql):
+-- each side's replicates' spread where its version has several runs in the cell, else its
+-- environment and latency class's floor; the verdict reads the widened interval, so `faster`
+-- and `slower` hold up to a rerun. evidence says what the interval stands on where it matters.
 CREATE OR REPLACE MACRO speedups_for(kernel_filter, environment_filter, pass_filter) AS TABLE
+WITH
+pairs AS (
+    SELECT * FROM comparable_pairs_for(kernel_filter, environment_filter, pass_filter, NULL,
+                                       unit_filter := kindex_time_units())
+    WHERE kindex_time_unit_ns(unit) IS NOT NULL AND candidate_value > 0 AND baseline_value > 0
+),
+noisy AS (
+    SELECT p.*,
+           kindex_side_noise(candidate_value, candidate_runs, candidate_min, candidate_max,
+               f.log_floors[kindex_latency_class_rank(candidate_value * kindex_time_unit_ns(unit))])
+               AS candidate_noise,
+           kindex_side_noise(baseline_value, baseline_runs, baseline_min, baseline_max,
+               f.log_floors[kindex_latency_class_rank(baseline_value * kindex_time_unit_ns(unit))])
+               AS baseline_noise,
+           CASE WHEN candidate_runs >= 2 THEN 'spread'
+                ELSE f.sources[kindex_latency_class_rank(candidate_value * kindex_time_unit_ns(unit))]
+           END AS candidate_noise_source,
+           CASE WHEN baseline_runs >= 2 THEN 'spread'
+                ELSE f.sources[kindex_latency_class_rank(baseline_value * kindex_time_unit_ns(unit))]
+           END AS baseline_noise_source
+    FROM pairs p
+    LEFT JOIN kindex_noise_floors() f USING (environment_digest)
+)
 SELECT
     * EXCLUDE (candidate_value, candidate_p20, candidate_p80, baseline_value, baseline_p20,
-               baseline_p80),
+               baseline_p80, candidate_min, candidate_max, baseline_min, baseline_max,
+               candidate_noise, baseline_noise, candidate_noise_source, baseline_noise_source),
     baseline_value / candidate_value AS speedup,
-    coalesce(baseline_p20, baseline_value) / coalesce(candidate_p80, candidate_value) AS speedup_lo,
-    coalesce(baseline_p80, baseline_value) / coalesce(candidate_p20, candidate_value) AS speedup_hi,
+    coalesce(baseline_p20, baseline_value) / coalesce(candidate_p80, candidate_value)
+        AS run_speedup_lo,
+    coalesce(baseline_p80, baseline_value) / coalesce(candidate_p20, candidate_value)
+        AS run_speedup_hi,
+    exp(kindex_pair_noise(candidate_noise, baseline_noise)) - 1 AS noise,
+    CASE WHEN candidate_noise_source = baseline_noise_source THEN candidate_noise_source
+         ELSE candidate_noise_source || '/' || baseline_noise_source END AS noise_source,
+    run_speedup_lo / exp(kindex_pair_noise(candidate_noise, baseline_noise)) AS speedup_lo,
+    run_speedup_hi * exp(kindex_pair_noise(candidate_noise, baseline_noise)) AS speedup_hi,
     kindex_verdict(speedup_lo, speedup_hi) AS verdict,
+    CASE WHEN candidate_runs >= 2 OR baseline_runs >= 2
+              THEN 'replicates ' || candidate_runs || ' vs ' || baseline_runs
+         WHEN candidate_single_timing AND baseline_single_timing THEN 'single timing'
+         WHEN candidate_single_timing THEN 'single timing: candidate'
+         WHEN baseline_single_timing THEN 'single timing: baseline'
+    END AS evidence,
     candidate_value * kindex_time_unit_ns(unit) AS candidate_ns,
     baseline_value * kindex_time_unit_ns(unit) AS baseline_ns
-FROM comparable_pairs_for(kernel_filter, environment_filter, pass_filter, NULL,
-                          unit_filter := kindex_time_units())
-WHERE kindex_time_unit_ns(unit) IS NOT NULL AND candidate_value > 0 AND baseline_value > 0;
+FROM noisy;
 
 CREATE OR REPLACE VIEW speedups AS
 SELECT * FROM speedups_for(NULL, NULL, NULL);
@@ -359,7 +426,7 @@ CREATE OR REPLACE MACRO memory_ratios_for(kernel_filter, environment_filter, pas
 AS TABLE
 SELECT
     * EXCLUDE (candidate_value, candidate_p20, candidate_p80, baseline_value, baseline_p20,
-               baseline_p80),
+               baseline_p80, candidate_min, candidate_max, baseline_min, baseline_max),
     baseline_value / candidate_value AS memory_ratio,
     coalesce(baseline_p20, baseline_value) / coalesce(candidate_p80, candidate_value) AS ratio_lo,
     coalesce(baseline_p80, baseline_value) / coalesce(candidate_p20, candidate_value) AS ratio_hi,
@@ -392,3 +459,6 @@ FROM speedups
 WHERE pairing = 'latest'
 GROUP BY kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
          baseline, candidate;
+
+-- History (per version and run, with the nearest baseline run): sql/history.sql.
+-- @include history.sql

@@ -20,8 +20,6 @@ from kindex_olap.lake.store import TABLES, Lake, Snapshot, resolve_lake
 from kindex_olap.sqlfiles import read_sql, statements
 
 VIEWS_FILE = "views.sql"
-# every file of views, in order: history.sql builds on views.sql's macros
-VIEW_FILES = (VIEWS_FILE, "history.sql")
 _VARIABLE = re.compile(r"getvariable\('([a-z_]+)_files'\)")
 
 
@@ -59,9 +57,8 @@ def define_views(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
     for table in TABLES:
         sql = f"SET VARIABLE {file_variable(table)} = ?"  # identifier from the fixed TABLES list
         con.execute(sql, [snapshot.files(table)]).fetchall()
-    for name in VIEW_FILES:
-        for statement in statements(name):
-            con.execute(statement).fetchall()
+    for statement in statements(VIEWS_FILE):
+        con.execute(statement).fetchall()
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, lake_root: Path) -> None:
@@ -109,7 +106,7 @@ def init_sql(lake: str | os.PathLike[str] | None = None, literal_paths: bool = T
     survive reopening the file); False keeps getvariable() and prepends SET VARIABLE statements.
     """
     snapshot = snapshot_of(lake)
-    body = "\n\n".join(read_sql(name) for name in VIEW_FILES)
+    body = read_sql(VIEWS_FILE)
     if literal_paths:
         return _VARIABLE.sub(lambda m: _list_literal(snapshot.files(m.group(1))), body)
     sets = [

@@ -12,11 +12,11 @@ The rules (docs/history.md says why, with measured false-alarm and detection rat
 - it counts only when the change exceeds `threshold` (5 %);
 - a latency step that the baseline made too (same direction, the speedup within the
   threshold) is an `environment shift`: the machine moved, not the code;
-- noise: a point of several runs brings its own spread (pooled with the noise model's floor as
-  PRIOR_DF degrees of freedom: two or three runs say little about their spread); a point of one
-  run takes the noise model's floor for its GPU and latency class; where that class has no
-  replicate pairs behind it the step is `insufficient data` rather than judged on one run's
-  interval;
+- noise: the noise model's (sql/noise.sql, issue 17): a point of several runs brings their
+  spread, a point of one run its share of its environment and latency class's floor (the 95th
+  percentile of repeats' change); the step's noise (both points') is read as 1.96 standard
+  errors. Where a single run's floor is only the documented default (no replicates, not even
+  pooled), the step is `insufficient data` rather than judged on one run's interval;
 - series of MIN_POINTS or more points: change points by E-Divisive (query/changepoints.py);
 - every test's p-value goes through one Benjamini-Hochberg correction over everything the
   query tests (for `kindex check`, the whole lake), flagged at q <= ALPHA.
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -39,13 +38,13 @@ from numpy.typing import NDArray
 
 from kindex_olap.errors import QueryError
 from kindex_olap.query import changepoints as cp
+from kindex_olap.query import noise
 from kindex_olap.sqlfiles import statements
 
 HISTORY_VERBS = ("history", "regressions", "improvements", "changes")
 STEP_VERBS = ("regressions", "improvements", "changes")
 THRESHOLD = 0.05  # a change smaller than 5 % is never flagged
 ALPHA = 0.001  # Otava's p <= 0.001, applied to Benjamini-Hochberg adjusted p-values
-PRIOR_DF = 2.0  # weight of the noise model's floor against a point's own runs' spread
 Z95 = 1.959963984540054
 
 REGRESSION = "regression"
@@ -55,9 +54,6 @@ ENVIRONMENT_SHIFT = "environment shift"
 INSUFFICIENT = "insufficient data"
 
 Columns = dict[str, NDArray[Any]]
-# the noise model: (gpu, median latency in ns) of each point -> (log-scale sigma of one run,
-# replicate pairs behind it); 0 pairs means a documented default
-NoiseModel = Callable[[NDArray[Any], NDArray[np.float64]], tuple[NDArray[Any], NDArray[Any]]]
 
 
 @dataclass(frozen=True)
@@ -109,6 +105,7 @@ def select_runs(
         )
         args = [*scope, *params]
     try:
+        noise.materialize(con)
         con.execute(sql, args).fetchall()
         if not _has_macro(con, "history_points"):
             for statement in statements("history_points.sql"):
@@ -200,73 +197,71 @@ def step_pairs(points: Columns) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     return to - 1, to
 
 
-def point_sigma(
-    own_sd: NDArray[np.float64], runs: NDArray[np.float64], model: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """Log-scale noise of one run at each point: the spread of its runs pooled with the noise
-    model's floor (PRIOR_DF degrees of freedom); the floor alone for a single run."""
-    own = np.where(np.isfinite(own_sd), own_sd, 0.0)
-    df = np.maximum(runs - 1, 0)
-    return np.asarray(np.sqrt((df * own**2 + PRIOR_DF * model**2) / (df + PRIOR_DF)))
-
-
-def latency_steps(points: Columns, noise: NoiseModel, threshold: float) -> Steps:
+def latency_steps(points: Columns, threshold: float) -> Steps:
     """Latency steps: the implementation's own time, with the baseline's step beside it."""
     start, to = step_pairs(points)
-    sigma, pairs = noise(points["gpu"], points["median_ns"])
-    sigma = sigma.astype(np.float64)
-    runs = points["runs"].astype(np.float64)
-    own = point_sigma(points["log_sd"], runs, sigma)
-    log_change = points["log_mean"][to] - points["log_mean"][start]
-    se = np.sqrt(own[start] ** 2 / runs[start] + own[to] ** 2 / runs[to])
-    pvalue = _two_sided(log_change, se)
-    base_change = points["baseline_log_mean"][to] - points["baseline_log_mean"][start]
+    log_change = np.log(points["median_ns"][to] / points["median_ns"][start])
+    se = _step_se(points["noise"], start, to)
+    base_change = np.log(points["baseline_ns"][to] / points["baseline_ns"][start])
     speedup_change = log_change - base_change
     bound = math.log1p(threshold)
     shift = (
-        ~points["is_baseline"][to]
+        ~points["is_baseline"][to].astype(bool)
         & np.isfinite(base_change)
         & (np.sign(base_change) == np.sign(log_change))
         & (np.abs(base_change) > bound)
         & (np.abs(speedup_change) <= bound)
     )
-    single = (runs[start] < 2) | (runs[to] < 2)
-    unsupported = (pairs[start] == 0) | (pairs[to] == 0)
-    judged = ~(single & unsupported)
-    rule = [
-        _noise_rule(int(runs[a]), int(runs[b]), float(sigma[b]), int(pairs[b]))
-        for a, b in zip(start, to, strict=True)
-    ]
+    judged = _judged(points, start, to, "floor_source")
     ratio = points["median_ns"][to] / points["median_ns"][start]
-    return Steps("latency", to, ratio, log_change, se, pvalue, rule, judged, shift)
+    rule = _rules(points, start, to, "noise")
+    return Steps(
+        "latency", to, ratio, log_change, se, _two_sided(log_change, se), rule, judged, shift
+    )
 
 
-def speedup_steps(points: Columns, noise: NoiseModel) -> Steps:
+def speedup_steps(points: Columns) -> Steps:
     """Speedup steps: baseline / implementation, each run against its nearest baseline run."""
     start, to = step_pairs(points)
-    has = np.isfinite(points["speedup_log_mean"][start]) & np.isfinite(
-        points["speedup_log_mean"][to]
-    )
+    speedup = points["speedup"]
+    has = np.isfinite(speedup[start]) & np.isfinite(speedup[to])
     start, to = start[has], to[has]
-    sigma, pairs = noise(points["gpu"], points["median_ns"])
-    # a speedup carries the noise of two runs (conservative: the two sides of one benchmark
-    # invocation often move together)
-    sigma = sigma.astype(np.float64) * math.sqrt(2)
-    runs = points["speedup_runs"].astype(np.float64)
-    own = point_sigma(points["speedup_log_sd"], runs, sigma)
-    log_change = points["speedup_log_mean"][to] - points["speedup_log_mean"][start]
-    se = np.sqrt(own[start] ** 2 / runs[start] + own[to] ** 2 / runs[to])
-    single = (runs[start] < 2) | (runs[to] < 2)
-    judged = ~(single & ((pairs[start] == 0) | (pairs[to] == 0)))
-    rule = [
-        _noise_rule(int(runs[a]), int(runs[b]), float(sigma[b]), int(pairs[b]))
-        for a, b in zip(start, to, strict=True)
-    ]
-    ratio = points["speedup"][to] / points["speedup"][start]
+    log_change = np.log(speedup[to] / speedup[start])
+    se = _step_se(points["speedup_noise"], start, to)
+    judged = _judged(points, start, to, "floor_source") & _judged(
+        points, start, to, "baseline_floor_source"
+    )
+    rule = _rules(points, start, to, "speedup_noise")
     no_shift = np.zeros(len(to), dtype=bool)
     return Steps(
-        "speedup", to, ratio, log_change, se, _two_sided(log_change, se), rule, judged, no_shift
-    )
+        "speedup", to, speedup[to] / speedup[start], log_change, se,
+        _two_sided(log_change, se), rule, judged, no_shift,
+    )  # fmt: skip
+
+
+def _step_se(noise: NDArray[Any], start: NDArray[np.intp], to: NDArray[np.intp]) -> NDArray[Any]:
+    """The step's standard error on log scale: both points' noise (95 % half-widths, the noise
+    model's kindex_pair_noise) read as 1.96 standard errors."""
+    half = np.sqrt(noise[start].astype(float) ** 2 + noise[to].astype(float) ** 2)
+    return np.asarray(half / Z95)
+
+
+def _judged(
+    points: Columns, start: NDArray[np.intp], to: NDArray[np.intp], source: str
+) -> NDArray[np.bool_]:
+    """False where a side is one run whose class floor is only the documented default."""
+    runs = points["runs"]
+    guess = points[source] == "default"
+    return np.asarray(~(((runs[start] < 2) & guess[start]) | ((runs[to] < 2) & guess[to])))
+
+
+def _rules(points: Columns, start: NDArray[np.intp], to: NDArray[np.intp], noise: str) -> list[str]:
+    runs, half, source = points["runs"], points[noise], points["floor_source"]
+    return [
+        f"step ({int(runs[a])}->{int(runs[b])} runs; noise "
+        f"+-{math.expm1(float(np.hypot(half[a], half[b]))):.1%}, floor: {source[b]})"
+        for a, b in zip(start, to, strict=True)
+    ]
 
 
 def _two_sided(change: NDArray[np.float64], se: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -356,63 +351,18 @@ def _verdict(big: bool, significant: bool, worse: bool, shift: bool, judged: boo
 
 def analyse(
     points: Columns,
-    noise: NoiseModel,
     options: HistoryOptions,
     family: NDArray[np.bool_] | None = None,
 ) -> list[Steps]:
     """Latency and speedup steps of every series, tested and judged together (`family`: only
     the steps into the points it marks are tested)."""
-    latency = latency_steps(points, noise, options.threshold)
-    speedup = speedup_steps(points, noise)
+    latency = latency_steps(points, options.threshold)
+    speedup = speedup_steps(points)
     quiet = changepoint_tests(points, latency, "log_mean")
     quiet += changepoint_tests(points, speedup, "speedup_log_mean")
     both = [latency, speedup]
     judge(both, quiet, options.threshold, options.alpha, family)
     return both
-
-
-# -- the noise model ------------------------------------------------------------------------
-
-DEFAULT_SIGMA = 0.05  # log-scale run-to-run noise where a class has no replicate pairs
-MIN_PAIRS = 10
-LATENCY_CLASSES_NS = (1e6,)  # below 1 ms / from 1 ms: issue 17's two classes
-
-
-def lake_noise(con: duckdb.DuckDBPyConnection) -> NoiseModel:
-    """Run-to-run noise by GPU and latency class from the selected runs' replicate pairs
-    (back-to-back runs of one series and version): the 95th percentile of |log ratio| read
-    as 1.96 sigma of a difference of two runs (sigma * sqrt 2)."""
-    rows = con.execute(
-        """
-        WITH ordered AS (
-            SELECT gpu, value_ns, version,
-                   lag(value_ns) OVER w AS previous_ns, lag(version) OVER w AS previous_version
-            FROM history_selected WINDOW w AS (PARTITION BY series_key ORDER BY observed_at, run_id)
-        )
-        SELECT gpu, value_ns >= ? AS slow, count(*) AS pairs,
-               quantile_cont(abs(ln(value_ns / previous_ns)), 0.95) AS q95
-        FROM ordered WHERE previous_version = version
-        GROUP BY ALL
-        """,
-        [LATENCY_CLASSES_NS[0]],
-    ).fetchall()
-    table = {(g, bool(s)): (float(q) / (Z95 * math.sqrt(2)), int(n)) for g, s, n, q in rows}
-
-    def model(
-        gpu: NDArray[Any], median_ns: NDArray[np.float64]
-    ) -> tuple[NDArray[Any], NDArray[Any]]:
-        slow = median_ns >= LATENCY_CLASSES_NS[0]
-        sigma = np.full(len(gpu), DEFAULT_SIGMA)
-        pairs = np.zeros(len(gpu), dtype=np.int64)
-        for (g, s), (value, n) in table.items():
-            if n < MIN_PAIRS:
-                continue
-            hit = (gpu == g) & (slow == s)
-            sigma[hit] = max(value, 0.001)
-            pairs[hit] = n
-        return sigma, pairs
-
-    return model
 
 
 # -- answers --------------------------------------------------------------------------------
@@ -543,8 +493,7 @@ def answer(
     select_runs(con, scope, clauses, params, options)
     by_run = options.by == "run"
     points = fetch_points(con, version_order(con), by_run)
-    noise = lake_noise(con)
-    steps = analyse(points, noise, options)
+    steps = analyse(points, options)
     if verb == "history":
         table = history_table(points, steps, by_run)
     else:
@@ -583,7 +532,7 @@ def check(
     order = version_order(con)
     points = fetch_points(con, order, options.by == "run")
     new, what = _new_points(points, order, since)
-    steps = analyse(points, lake_noise(con), options, family=new)
+    steps = analyse(points, options, family=new)
     table = steps_table(points, steps, (REGRESSION,), new & points["in_query"])
     tested = int(sum(new[s.to].sum() for s in steps))
     table.notes.append(

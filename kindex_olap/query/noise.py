@@ -1,0 +1,121 @@
+"""The noise model's Python side: its settings and the once-per-connection model table.
+
+The model itself is SQL (sql/noise.sql, included into the views): replicate pairs, per
+environment and latency class a floor (the 95th percentile of the run-to-run change of repeats of
+the same code) with the number of pairs behind it and its source, and the rule that widens a
+speedup's interval by both sides' noise. The settings are SQL macros there, the one set of
+constants; `settings()` reads them so that Python code (history's step rules) uses the same.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+
+import duckdb
+
+from kindex_olap.sqlfiles import statements
+
+NOISE_FILE = "noise.sql"
+# The table the view noise_model is pointed at once per connection (materialize).
+MODEL_TABLE = "noise_model_table"
+
+
+@dataclass(frozen=True)
+class LatencyClass:
+    """A latency class: central values in [lower_ns, upper_ns) and its documented default."""
+
+    rank: int
+    label: str
+    lower_ns: float
+    upper_ns: float | None
+    default_floor: float
+
+
+@dataclass(frozen=True)
+class NoiseSettings:
+    """The constants of sql/noise.sql."""
+
+    quantile: float
+    min_pairs: int
+    min_floor: float
+    bootstrap_resamples: int
+    bootstrap_seed: int
+    classes: tuple[LatencyClass, ...]
+
+    def latency_class(self, ns: float) -> LatencyClass:
+        """The class of a central value in ns."""
+        for item in self.classes:
+            if ns >= item.lower_ns and (item.upper_ns is None or ns < item.upper_ns):
+                return item
+        raise ValueError(f"no latency class holds {ns} ns")
+
+
+_SETTING_MACROS = tuple(
+    f"CREATE OR REPLACE MACRO {name}("
+    for name in (
+        "kindex_noise_quantile",
+        "kindex_noise_min_pairs",
+        "kindex_noise_min_floor",
+        "kindex_bootstrap_resamples",
+        "kindex_bootstrap_seed",
+        "kindex_latency_classes",
+    )
+)
+
+
+@cache
+def settings() -> NoiseSettings:
+    """The settings, read from sql/noise.sql's macros (a throwaway in-memory DuckDB)."""
+    con = duckdb.connect(":memory:")
+    try:
+        for statement in statements(NOISE_FILE):
+            if statement.startswith(_SETTING_MACROS):
+                con.execute(statement).fetchall()
+        row = con.execute(
+            "SELECT kindex_noise_quantile(), kindex_noise_min_pairs(), kindex_noise_min_floor(), "
+            "kindex_bootstrap_resamples(), kindex_bootstrap_seed()"
+        ).fetchone()
+        assert row is not None
+        classes = con.execute(
+            "SELECT class_rank, latency_class, lower_ns, upper_ns, default_floor "
+            "FROM kindex_latency_classes() ORDER BY class_rank"
+        ).fetchall()
+    finally:
+        con.close()
+    return NoiseSettings(
+        quantile=float(row[0]),
+        min_pairs=int(row[1]),
+        min_floor=float(row[2]),
+        bootstrap_resamples=int(row[3]),
+        bootstrap_seed=int(row[4]),
+        classes=tuple(
+            LatencyClass(int(r), str(label), float(lo), None if hi is None else float(hi), float(f))
+            for r, label, lo, hi, f in classes
+        ),
+    )
+
+
+def single_run_noise(floor: float) -> float:
+    """One run's noise (log half-width) in a class with this floor (sql kindex_side_noise)."""
+    return max(math.log1p(floor), math.log1p(settings().min_floor)) / math.sqrt(2)
+
+
+def materialize(con: duckdb.DuckDBPyConnection) -> None:
+    """Compute the model once for this connection: noise_model then reads a table.
+
+    The live view costs a window over every timed run of the lake; a query's pairing reads the
+    model once per comparable pair's environment, so one connection computes it once.
+    Idempotent; the connection's views are otherwise untouched.
+    """
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND temporary",
+        [MODEL_TABLE],
+    ).fetchone()
+    if exists and exists[0]:
+        return
+    con.execute(f"CREATE TEMP TABLE {MODEL_TABLE} AS SELECT * FROM noise_model_live").fetchall()
+    con.execute(
+        f"CREATE OR REPLACE VIEW noise_model AS SELECT * FROM temp.{MODEL_TABLE}"
+    ).fetchall()
