@@ -72,10 +72,12 @@ def test_two_steps_are_both_kept() -> None:
     assert [c.index for c in found] == [6, 12]
 
 
-def test_flat_noise_has_no_change_point() -> None:
+def test_flat_noise_rarely_has_a_change_point() -> None:
+    # one series at a time, before any correction over many series: about 2 % (the
+    # Benjamini-Hochberg correction of history takes a batch of them to 0, test_history_simulation)
     rng = np.random.default_rng(3)
-    flagged = sum(bool(change_points(rng.normal(0, 0.05, 12))) for _ in range(200))
-    assert flagged <= 2
+    flagged = sum(bool(change_points(rng.normal(0, 0.05, 12))) for _ in range(1000))
+    assert flagged <= 30
 
 
 def test_short_series_have_none() -> None:

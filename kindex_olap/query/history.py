@@ -182,6 +182,7 @@ class Steps:
     judged: NDArray[np.bool_]  # False: one side is a single run in a class without replicates
     shift: NDArray[np.bool_]  # the baseline made the same step (latency only)
     changepoint: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    cp_pvalue: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     qvalue: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     verdict: list[str] = field(default_factory=list)
 
@@ -281,6 +282,7 @@ def changepoint_tests(points: Columns, steps: Steps, values: str) -> list[float]
     change point with its p-value; return the p-values of series without one (for the
     correction, which must count every series tested)."""
     steps.changepoint = np.zeros(len(steps.to), dtype=bool)
+    steps.cp_pvalue = np.ones(len(steps.to))
     by_to = {int(t): i for i, t in enumerate(steps.to)}
     key = points["series_key"]
     bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
@@ -297,7 +299,7 @@ def changepoint_tests(points: Columns, steps: Steps, values: str) -> list[float]
             if i is None:
                 continue
             steps.changepoint[i] = True
-            steps.pvalue[i] = min(float(steps.pvalue[i]), point.pvalue)
+            steps.cp_pvalue[i] = point.pvalue
             steps.rule[i] = (
                 f"change point (E-Divisive, p={point.pvalue:.2g}, "
                 f"{end - begin} points); " + steps.rule[i]
@@ -312,20 +314,21 @@ def judge(
     alpha: float,
     family: NDArray[np.bool_] | None = None,
 ) -> None:
-    """Benjamini-Hochberg over every test (only steps into the points `family` marks, when
-    given: the others are not tested, q = 1), then each step's verdict."""
+    """Two Benjamini-Hochberg corrections, each over everything the query tests: the step tests
+    (latency and speedup) and the change points (one test per series of MIN_POINTS+ points:
+    its change points' p-values, or its strongest split's). A step at a change point is
+    flagged by either. With `family`, only the steps into the points it marks are tested (the
+    others get q = 1)."""
     tested = [np.ones(len(s.to), dtype=bool) if family is None else family[s.to] for s in all_steps]
-    pvalues = np.concatenate(
-        [s.pvalue[t] for s, t in zip(all_steps, tested, strict=True)]
-        + [np.asarray(quiet, dtype=float)]
+    step_q = _adjust([s.pvalue for s in all_steps], tested, [])
+    cp_q = _adjust(
+        [s.cp_pvalue for s in all_steps],
+        [t & s.changepoint for s, t in zip(all_steps, tested, strict=True)],
+        quiet,
     )
-    adjusted = cp.benjamini_hochberg(pvalues)
-    offset = 0
     bound = math.log1p(threshold)
-    for steps, mask in zip(all_steps, tested, strict=True):
-        steps.qvalue = np.ones(len(steps.to))
-        steps.qvalue[mask] = adjusted[offset : offset + int(mask.sum())]
-        offset += int(mask.sum())
+    for steps, sq, cq in zip(all_steps, step_q, cp_q, strict=True):
+        steps.qvalue = np.minimum(sq, cq)
         big = np.abs(steps.log_change) > bound
         significant = steps.qvalue <= alpha
         worse = steps.log_change > 0 if steps.series == "latency" else steps.log_change < 0
@@ -335,6 +338,22 @@ def judge(
                 big, significant, worse, steps.shift, steps.judged, strict=True
             )
         ]
+
+
+def _adjust(
+    pvalues: list[NDArray[np.float64]], tested: list[NDArray[np.bool_]], extra: list[float]
+) -> list[NDArray[np.float64]]:
+    """Benjamini-Hochberg over the tested entries of every array (and `extra` p-values that
+    count as tests but flag nothing); untested entries get q = 1."""
+    chosen = [p[t] for p, t in zip(pvalues, tested, strict=True)]
+    adjusted = cp.benjamini_hochberg(np.concatenate([*chosen, np.asarray(extra, dtype=float)]))
+    out, offset = [], 0
+    for p, t in zip(pvalues, tested, strict=True):
+        q = np.ones(len(p))
+        q[t] = adjusted[offset : offset + int(t.sum())]
+        offset += int(t.sum())
+        out.append(q)
+    return out
 
 
 def _verdict(big: bool, significant: bool, worse: bool, shift: bool, judged: bool) -> str:
