@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kindex_olap.errors import ConfigError, SourceError
+from kindex_olap.importers.liger import provenance as P
 from kindex_olap.importers.liger import rules as R
 
 COLUMNS = (
@@ -447,6 +448,7 @@ class Converted:
     curation: str  # "kernelindex" | "generic"
     further_gpu: bool
     generic_reason: str | None = None
+    provenance: Doc | None = None  # RunProvenance (history CSV: commit, main branch)
 
 
 class Converter:
@@ -685,7 +687,9 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str], str | None]]:
                 f"{path}: line 1 (header): missing column(s) {', '.join(missing)}",
                 hint="expected Liger-Kernel's benchmark/data/all_benchmark_data.csv layout",
             )
-        at = [header.index(c) for c in COLUMNS]
+        # the history CSV's provenance columns come along when present (importers/liger/provenance)
+        names = COLUMNS + tuple(c for c in P.COLUMNS if c in header)
+        at = [header.index(c) for c in names]
         line = reader.line_num + 1
         try:
             for record in reader:
@@ -694,7 +698,7 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str], str | None]]:
                     if len(record) != len(header):
                         problem = f"expected {len(header)} fields, found {len(record)}"
                     padded = record + [""] * (len(header) - len(record))
-                    yield line, {c: padded[i] for c, i in zip(COLUMNS, at, strict=True)}, problem
+                    yield line, {c: padded[i] for c, i in zip(names, at, strict=True)}, problem
                 line = reader.line_num + 1
         except (csv.Error, UnicodeDecodeError) as exc:
             raise SourceError(f"{path}: line {line}: malformed CSV ({exc})") from exc
@@ -730,6 +734,7 @@ def convert_csvs(paths: Iterable[Path], converter: Converter | None = None) -> C
             elif result.external_id in out.runs:
                 out.duplicates += 1
             else:
+                result.provenance = P.provenance(result.bundle["run"], row)
                 out.runs[result.external_id] = result
     out.dimensions = conv.dimensions
     return out
@@ -856,6 +861,11 @@ def write_conversion(conversion: Conversion, raw_dir: Path, rep: LigerImportRepo
         rep.files_written += 1
     else:
         rep.files_unchanged += 1
+    documents = [r.provenance for r in conversion.runs.values() if r.provenance]
+    written = P.write_provenance(raw_dir, documents, write_if_changed)
+    if written is not None:
+        rep.files_written += written
+        rep.files_unchanged += not written
 
 
 def resolve_sources(source: str | None, *, release: str | None, all_releases: bool) -> list[Path]:
