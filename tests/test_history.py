@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import numpy as np
 import pytest
 
 from kindex_olap.query import history as h
