@@ -4,9 +4,12 @@ against the same SQL on DuckDB tables materialized in memory from the same data.
     .venv/bin/python bench/query.py --runs 1000000 --work /tmp/kindex-bench
 
 Bundles vary the real JSD seed: 40 kernels x 3 providers x 3 passes x 8 GPUs x 12 shapes x
-repeated sweeps (versions), written as JSONL files of CHUNK bundles, each ingested with kindex's
+repeated sweeps, written as JSONL files of CHUNK bundles, each ingested with kindex's
 own ingest (one ingest of 1M bundles runs out of the writer's memory limit), then compacted
-into one sorted file per partition.
+into one sorted file per partition. Sweeps are time-ordered versions (sweep s: version 1.s.0,
+observed s days after 2025-01-01); each run is its cell's fixed level times lognormal noise
+(sigma 5 %), and liger's PLANTED_KERNEL is 30 % slower from two thirds of the sweeps on (a
+planted regression for the history verbs).
 
 Per question it prints: warm `run_query` (vocabulary, parse, compile, run), the compiled SQL on
 the Parquet views (table macros with bound filters), the same SQL on in-memory tables, and the
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import datetime
 import hashlib
 import json
 import random
@@ -40,6 +44,8 @@ GPUS = [("NVIDIA B200", "sm_100"), ("NVIDIA H100", "sm_90"), ("NVIDIA A100", "sm
 ]
 SHAPES = [f"tokens{2**i}-vocab128256-fp32" for i in range(10, 22)]
 CHUNK = 250_000
+PLANTED_KERNEL = "kernel05"
+NOISE_SIGMA = 0.05
 
 
 def digest(tag: str) -> str:
@@ -59,6 +65,7 @@ def bundles(count: int, seed: int = 7) -> Any:
     cells = [
         (k, p, g, s) for k in KERNELS for p in PASSES for g in range(len(GPUS)) for s in SHAPES
     ]
+    planted_sweep = max(2, count // (len(cells) * len(PROVIDERS)) * 2 // 3)
     i = 0
     sweep = 0
     while i < count:
@@ -66,7 +73,7 @@ def bundles(count: int, seed: int = 7) -> Any:
             for provider in PROVIDERS:
                 if i >= count:
                     return
-                yield _bundle(base, kernel, pass_, gpu, shape, provider, sweep, rng)
+                yield _bundle(base, kernel, pass_, gpu, shape, provider, sweep, rng, planted_sweep)
                 i += 1
         sweep += 1
 
@@ -80,17 +87,22 @@ def _bundle(
     provider: str,
     sweep: int,
     rng: random.Random,
+    planted_sweep: int,
 ) -> dict[str, Any]:
     bundle = copy.deepcopy(base)
     spec = bundle["run"]["spec"]
-    median = rng.uniform(1e5, 1e8)
+    # the cell's level (fixed across sweeps) times run-to-run noise, and the planted step
+    level = random.Random(f"{kernel}/{pass_}/{gpu}/{shape}/{provider}").uniform(1e5, 1e8)
+    planted = kernel == PLANTED_KERNEL and provider == "liger" and sweep >= planted_sweep
+    median = level * rng.lognormvariate(0, NOISE_SIGMA) * (1.3 if planted else 1.0)
     spec["timing"]["latencyNs"] = {"median": int(median)}
     spec["measurements"] = [
         {"unit": "ns", "value": int(median * 0.98), "metric": "latency", "statistic": "p20"},
         {"unit": "ns", "value": int(median * 1.02), "metric": "latency", "statistic": "p80"},
     ]
     product, arch = GPUS[gpu]
-    observed = f"2025-{1 + sweep % 12:02d}-{1 + (sweep // 12) % 28:02d}T00:00:00.000Z"
+    day = datetime.date(2025, 1, 1) + datetime.timedelta(days=sweep)
+    observed = f"{day.isoformat()}T00:00:{PROVIDERS.index(provider):02d}.000Z"
     spec["observedAt"] = observed
     benchmark = f"{kernel}/{pass_}"
     spec["sourceNative"] = {
@@ -105,7 +117,7 @@ def _bundle(
     bundle["environment"]["spec"]["hardware"].update(product=product, architecture=arch)
     bundle["environment"]["metadata"]["name"] = f"bench-gpu{gpu}"
     bundle["run"]["metadata"]["name"] = f"bench-{kernel}-{provider}-{sweep}".replace("_", "-")
-    bundle["run"]["metadata"]["labels"] = {"liger_version": f"0.{sweep % 9}.0"}
+    bundle["run"]["metadata"]["labels"] = {"liger_version": f"1.{sweep}.0"}
     return bundle
 
 
@@ -182,16 +194,40 @@ def comparable(rows: list[tuple[Any, ...]]) -> list[str]:
 
 def pre_macro_sql(text: str, vocab: Any) -> Any:
     """The query as compiled before the table macros: every filter in a WHERE over the view."""
-    from kindex_olap.query.compile import VERB_SQL, Compiled, Options, _filters
+    from kindex_olap.query.compile import VERB_SQL, Compiled, Options, _filters, assemble
     from kindex_olap.query.shorthand import parse
 
     query = parse(text, vocab)
     spec = VERB_SQL[query.verb]
     where = _filters(query, Options())
-    sql = f"SELECT {spec.select}\nFROM {spec.view}\nWHERE " + "\n  AND ".join(where.clauses)
-    if spec.group:
-        sql += f"\nGROUP BY {spec.group}"
-    return Compiled(sql + f"\nORDER BY {spec.order}", tuple(where.params))
+    # the plain view with every filter in WHERE (summary's template wraps it the same way)
+    return Compiled(assemble(spec, spec.view, where.clauses), tuple(where.params))
+
+
+def history(con: duckdb.DuckDBPyConnection) -> None:
+    """The history verbs against their baselines, warm, on the same connection: `regressions`
+    on one kernel against `speedup` on that kernel (target <= 3x), a whole-lake `kindex check`
+    (every series, the steps into the newest version) against `summary` (target <= 5x)."""
+    from kindex_olap.query.compile import Options, run_check, run_query
+
+    text = f"regressions {PLANTED_KERNEL}"
+    found = run_query(text, con=con).rows
+    speedup = median_ms(lambda: run_query(f"speedup {PLANTED_KERNEL}", con=con), 5)
+    regressions = median_ms(lambda: run_query(text, con=con), 5)
+    planted = {(r[1], r[2], r[3]) for r in found if r[0] == PLANTED_KERNEL and r[4] == "liger"}
+    print(
+        f"{text!r}: {len(found)} rows ({len(planted)} of the 288 planted liger cells' steps "
+        f"found); warm {regressions:.0f} ms vs 'speedup {PLANTED_KERNEL}' {speedup:.0f} ms "
+        f"(ratio {regressions / speedup:.2f}, target <= 3)"
+    )
+    summary = median_ms(lambda: run_query("summary", con=con), 3)
+    check = median_ms(lambda: run_check("", con=con, options=Options()), 3)
+    flagged = run_check("", con=con).rows
+    print(
+        f"whole-lake check: {len(flagged)} regressions into the newest version; warm "
+        f"{check:.0f} ms vs 'summary' {summary:.0f} ms (ratio {check / summary:.2f}, "
+        "target <= 5)"
+    )
 
 
 def main() -> None:
@@ -232,6 +268,7 @@ def main() -> None:
             f"views {sql_only:.0f} ms, same SQL on in-memory tables {tables:.0f} ms "
             f"(ratio {sql_only / tables:.2f}); pre-macro SQL on Parquet views {old:.0f} ms"
         )
+    history(con)
     cold = []
     for _ in range(3):
         started = time.perf_counter()
