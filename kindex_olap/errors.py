@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 class KindexError(Exception):
     """Base error: a message for the user and an optional hint on how to fix it."""
@@ -45,3 +47,23 @@ class SourceError(KindexError):
     """An importer's source (a CSV, an export, the package index) cannot be read."""
 
     exit_code = 6
+
+
+# What to do about a lake file that cannot be read: kindex never rewrites a damaged file in place
+# (compaction reads every file, so it fails on the same one).
+DAMAGED_LAKE_HINT = (
+    "a lake file is damaged or missing: restore it from a backup, or ingest the bundles again "
+    "into a new lake (`kindex ingest BUNDLES --lake NEW_DIR`)"
+)
+
+_LAKE_FILE = re.compile(r"'([^']+\.parquet)'")
+
+
+def from_duckdb(error: Exception, doing: str) -> KindexError:
+    """A DuckDB error as a KindexError: one that names a Parquet file it could not read is a
+    damaged lake (a LakeError naming the file); any other is a QueryError about `doing`."""
+    text = str(error)
+    if _LAKE_FILE.search(text):
+        first_line = text.splitlines()[0]
+        return LakeError(f"{doing}: {first_line}", hint=DAMAGED_LAKE_HINT)
+    return QueryError(f"{doing}: {text}")

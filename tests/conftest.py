@@ -7,6 +7,7 @@ test writes goes under its tmp_path.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,9 @@ from kindex_olap.lake.store import Lake
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 SEEDS = SHARED / "seeds"
-RAW = REPO / "data" / "raw"
+# The checkout's data folders belong to the README's main job (`scripts/run`); tests never touch
+# them (tests/guard.py fails a test that does).
+CHECKOUT_DATA = (REPO / "data" / "raw", REPO / "data" / "parquet")
 INVALID_EXAMPLES = SHARED / "data" / "kernelindex" / "examples" / "invalid"
 
 # The three seeds by what they measure (file names are KernelIndex's).
@@ -28,6 +31,19 @@ JSD_SEED = "001_62d94da41d44ef74.txt"  # jsd/backward, liger, B200
 KL_SEED = "004_92f802be527ac63d.txt"  # kl_div/full, torch, H100
 
 BundleFactory = Callable[..., dict[str, Any]]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from guard import install
+
+    install(config, CHECKOUT_DATA)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test of the real data fails loudly when ../shared is missing: a skip would let a
+    checkout without it pass while testing nothing."""
+    if item.get_closest_marker("shared_data") is not None and not (SHARED / "data").is_dir():
+        pytest.fail(f"{SHARED / 'data'} is missing: tests read the real data from ../shared/data")
 
 
 def read_seed(path: Path) -> tuple[str, dict[str, Any]]:
@@ -59,6 +75,14 @@ def seed_paths() -> list[Path]:
     paths = sorted(SEEDS.glob("*.txt"))
     assert len(paths) == 3, f"expected 3 seeds in {SEEDS}, found {paths}"
     return paths
+
+
+@pytest.fixture
+def seed_inbox(tmp_path: Path) -> Path:
+    """A folder under tmp_path holding a copy of the three seeds (a user's bundle folder)."""
+    inbox = tmp_path / "seeds"
+    shutil.copytree(SEEDS, inbox)
+    return inbox
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import json
 
 import pytest
 import rfc8785
+from conftest import SEEDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -84,9 +85,7 @@ def test_rejects_non_finite_numbers() -> None:
 
 def test_seed_digests_recompute() -> None:
     """The seeds' protocol and environment digests are RFC 8785 digests of {apiVersion, kind, spec}."""
-    from pathlib import Path
-
-    for path in sorted((Path(__file__).parents[1] / "data" / "raw").glob("*.txt")):
+    for path in sorted(SEEDS.glob("*.txt")):
         bundle = json.loads(path.read_text().split("\n", 2)[2])
         spec = bundle["run"]["spec"]
         assert document_digest(bundle["protocol"]) == spec["protocolDigest"], path.name
@@ -95,9 +94,7 @@ def test_seed_digests_recompute() -> None:
 
 def _run(values: list[object], metrics: dict[str, object]) -> dict[str, object]:
     """A seed run whose measurement values and sourceNative metrics are `values` / `metrics`."""
-    from pathlib import Path
-
-    path = sorted((Path(__file__).parents[1] / "data" / "raw").glob("*.txt"))[0]
+    path = sorted(SEEDS.glob("*.txt"))[0]
     run = json.loads(path.read_text().split("\n", 2)[2])["run"]
     run["spec"]["measurements"] = [
         {"metric": "latency", "unit": "ns", "statistic": f"p{i}", "value": v}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from conftest import SEEDS
 from synthetic import write_jsonl
 
 from kindex_olap.ingestion.pipeline import ingest
@@ -79,8 +80,7 @@ def workload(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """A base lake (the seeds), an input of 3,000 bundles, and the states before and after."""
     root = tmp_path_factory.mktemp("crash")
     base = root / "base"
-    seeds = Path(__file__).parents[1] / "data" / "raw"
-    ingest([seeds], base)
+    ingest([SEEDS], base)
     data = write_jsonl(3000, root / "batch.jsonl")
     after_lake = root / "after"
     shutil.copytree(base, after_lake)

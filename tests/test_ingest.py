@@ -15,7 +15,6 @@ from conftest import (
     GRPO_SEED,
     JSD_SEED,
     KL_SEED,
-    RAW,
     SEEDS,
     BundleFactory,
     all_files,
@@ -38,16 +37,10 @@ def reference_digest(doc: dict) -> str:
 
 
 @pytest.fixture
-def seeded_lake(tmp_lake: Path) -> Path:
-    report = ingest([RAW], tmp_lake)
+def seeded_lake(tmp_lake: Path, seed_inbox: Path) -> Path:
+    report = ingest([seed_inbox], tmp_lake)
     assert (report.runs_added, report.rejected, report.duplicates) == (3, 0, 0)
     return tmp_lake
-
-
-def test_data_raw_is_the_seeds_unchanged(seed_paths: list[Path]) -> None:
-    assert sorted(p.name for p in RAW.glob("*.txt")) == [p.name for p in seed_paths]
-    for seed in seed_paths:
-        assert (RAW / seed.name).read_bytes() == seed.read_bytes()
 
 
 def test_seed_runs_hold_exactly_the_values_of_the_files(seeded_lake: Path) -> None:
@@ -152,10 +145,10 @@ def test_three_environments_and_two_protocols_one_row_per_digest(seeded_lake: Pa
         assert proto["comparability_notes"] == pspec["comparability"]["notes"]
 
 
-def test_second_ingest_adds_nothing(seeded_lake: Path) -> None:
+def test_second_ingest_adds_nothing(seeded_lake: Path, seed_inbox: Path) -> None:
     before_snapshot = Lake(seeded_lake).snapshot()
     before_files = all_files(seeded_lake)
-    report = ingest([RAW], seeded_lake)
+    report = ingest([seed_inbox], seeded_lake)
     assert report.runs_added == 0
     assert report.files_read == 0
     assert report.files_unchanged == 3
@@ -166,7 +159,7 @@ def test_second_ingest_adds_nothing(seeded_lake: Path) -> None:
     assert len(rows(seeded_lake, "runs")) == 3
 
 
-def test_the_shared_seeds_after_data_raw_add_nothing(seeded_lake: Path) -> None:
+def test_the_same_seeds_under_another_path_add_nothing(seeded_lake: Path) -> None:
     """The same bytes under another path are recognised by content hash."""
     report = ingest([SEEDS], seeded_lake)
     assert (report.files_unchanged, report.runs_added) == (3, 0)
@@ -346,7 +339,7 @@ class TestLakeFormat:
         (seeded_lake / "kindex-lake.json").write_text(json.dumps({"format": 99}))
         before = all_files(seeded_lake)
         with pytest.raises(LakeError, match=r"format 99.*reads format 1") as caught:
-            ingest([RAW], seeded_lake)
+            ingest([SEEDS], seeded_lake)
         assert "upgrade" in str(caught.value)
         with pytest.raises(LakeError, match="format 99"):
             Lake(seeded_lake).snapshot()

@@ -14,7 +14,8 @@ import duckdb
 import pytest
 import zstandard
 
-from kindex_olap.importers.kernelindex.convert import KernelIndexImport, import_kernelindex
+from kindex_olap.importers.kernelindex.convert import import_kernelindex
+from kindex_olap.importers.kernelindex.report import KernelIndexImport
 from kindex_olap.lake.store import Lake
 from kindex_olap.model.canonical import document_digest
 

@@ -12,21 +12,27 @@ import pytest
 from kindex_olap.errors import SourceError
 from kindex_olap.importers.liger import convert as L
 from kindex_olap.importers.liger import rules as R
+from kindex_olap.importers.liger.js import kebab
+from kindex_olap.importers.liger.jsontext import bundle_text
+from kindex_olap.importers.liger.read import COLUMNS
+from kindex_olap.importers.liger.report import LigerImportReport
+from kindex_olap.importers.liger.runs import Converted, Converter
+from kindex_olap.importers.liger.write import DIMENSIONS_FILE
+from kindex_olap.ingestion.pipeline import ingest
 
 LIGER = Path(__file__).parents[1].parent / "shared" / "data" / "liger"
 SEEDS = Path(__file__).parents[1].parent / "shared" / "seeds"
 HISTORY = LIGER / "all_benchmark_data_history.csv"
 
-needs_data = pytest.mark.skipif(not HISTORY.exists(), reason="needs ../shared/data/liger")
 pytestmark = pytest.mark.shared_data
 
 
 def _history() -> pl.DataFrame:
-    return pl.read_csv(HISTORY, infer_schema_length=0).select(L.COLUMNS)
+    return pl.read_csv(HISTORY, infer_schema_length=0).select(COLUMNS)
 
 
 @pytest.fixture(scope="module")
-def history_import(tmp_path_factory: pytest.TempPathFactory) -> tuple[L.LigerImportReport, Path]:
+def history_import(tmp_path_factory: pytest.TempPathFactory) -> tuple[LigerImportReport, Path]:
     """The whole history file imported once into a temporary raw folder."""
     raw = tmp_path_factory.mktemp("raw")
     report = L.import_liger(str(HISTORY), raw_dir=raw, report_path=raw.parent / "skips.jsonl")
@@ -49,7 +55,7 @@ def _write_csv(path: Path, rows: list[dict[str, str]], columns: tuple[str, ...])
 # (1) the three seeds, byte for byte -----------------------------------------------------------
 
 
-@needs_data
+@pytest.mark.shared_data
 def test_seed_rows_reproduce_seed_files() -> None:
     conversion = L.convert_csvs([HISTORY])
     seeds = sorted(SEEDS.glob("*.txt"))
@@ -60,15 +66,15 @@ def test_seed_rows_reproduce_seed_files() -> None:
             "externalId"
         ]
         run = conversion.runs[external_id]
-        assert L.bundle_text(run.display, run.bundle) == text, seed.name
+        assert bundle_text(run.display, run.bundle) == text, seed.name
 
 
-@needs_data
+@pytest.mark.shared_data
 def test_dimension_documents_match_run_digests(history_import) -> None:
     from kindex_olap.model.canonical import document_digest
 
     _, raw = history_import
-    docs = [json.loads(line) for line in (raw / L.DIMENSIONS_FILE).read_text().splitlines()]
+    docs = [json.loads(line) for line in (raw / DIMENSIONS_FILE).read_text().splitlines()]
     by_digest = {document_digest(d): d for d in docs}
     seed = json.loads((SEEDS / "001_62d94da41d44ef74.txt").read_text().split("\n\n", 1)[1])
     work = by_digest[seed["run"]["spec"]["workloadDigest"]]
@@ -91,7 +97,7 @@ def test_dimension_documents_match_run_digests(history_import) -> None:
 # (2) counts on the history file ---------------------------------------------------------------
 
 
-@needs_data
+@pytest.mark.shared_data
 def test_history_counts(history_import) -> None:
     report, raw = history_import
     frame = _history()
@@ -108,7 +114,7 @@ def test_history_counts(history_import) -> None:
     assert report.latency_curated + report.latency_generic == speed.height - bad_speed
     assert report.memory_runs == memory.height - (bad_x.height - bad_speed)
     further = frame.filter(~pl.col("gpu_name").is_in(list(R.HARDWARE))).join(
-        bad_x, on=list(L.COLUMNS), how="anti", nulls_equal=True
+        bad_x, on=list(COLUMNS), how="anti", nulls_equal=True
     )
     assert report.further_gpu_runs == further.height
     assert (report.latency_curated, report.latency_generic, report.memory_runs) == (
@@ -124,11 +130,11 @@ def test_history_counts(history_import) -> None:
     )
 
 
-@needs_data
+@pytest.mark.shared_data
 def test_memory_run_shape() -> None:
     row = _history().filter(pl.col("metric_name") == "memory").row(0, named=True)
-    conv = L.Converter().convert(row)
-    assert isinstance(conv, L.Converted) and conv.metric == "memory"
+    conv = Converter().convert(row)
+    assert isinstance(conv, Converted) and conv.metric == "memory"
     spec = conv.bundle["run"]["spec"]
     median = next(m for m in spec["measurements"] if m["statistic"] == "median")
     assert median["unit"] == "bytes" and median["metric"] == "memory"
@@ -154,7 +160,7 @@ CELLS = [  # kernel, mode, GPU, timestamp, axes the workload must have, baseline
 CSV_X = {0: ("BT", "4096"), 1: ("BT", "1024"), 2: ("V", "65536"), 3: ("T", "8192")}
 
 
-@needs_data
+@pytest.mark.shared_data
 @pytest.mark.parametrize("index", range(len(CELLS)))
 def test_ratio_matches_csv(history_import, index: int) -> None:
     kernel, mode, gpu, ts, axes, baseline = CELLS[index]
@@ -168,7 +174,7 @@ def test_ratio_matches_csv(history_import, index: int) -> None:
     expected = by_provider["liger"] / by_provider[baseline]
 
     _, raw = history_import
-    docs = [json.loads(line) for line in (raw / L.DIMENSIONS_FILE).read_text().splitlines()]
+    docs = [json.loads(line) for line in (raw / DIMENSIONS_FILE).read_text().splitlines()]
     from kindex_olap.model.canonical import document_digest
 
     dims = {document_digest(d): d for d in docs}
@@ -178,7 +184,7 @@ def test_ratio_matches_csv(history_import, index: int) -> None:
         work = dims[run["workloadDigest"]]
         if (
             run["sourceNative"]["benchmark"] == f"{kernel}/{mode}"
-            and bundle["environment"]["metadata"]["name"] == L.kebab(f"liger-bench-{gpu}")
+            and bundle["environment"]["metadata"]["name"] == kebab(f"liger-bench-{gpu}")
             and run["observedAt"].startswith(ts.replace(" ", "T"))
             and "timing" in run
             and all(work["spec"]["axes"].get(k) == v for k, v in axes.items())
@@ -193,15 +199,15 @@ def test_ratio_matches_csv(history_import, index: int) -> None:
 
 
 @pytest.mark.network
-@needs_data
+@pytest.mark.shared_data
 def test_release_085(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     from kindex_olap.importers.liger import pypi
 
     paths = pypi.release_csvs("0.8.5")
     main = next(p for p in paths if p.name == "all_benchmark_data.csv")
-    frame = pl.read_csv(main, infer_schema_length=0).select(L.COLUMNS)
-    newer = frame.join(_history(), on=list(L.COLUMNS), how="anti", nulls_equal=True)
+    frame = pl.read_csv(main, infer_schema_length=0).select(COLUMNS)
+    newer = frame.join(_history(), on=list(COLUMNS), how="anti", nulls_equal=True)
     assert (frame.height, newer.height) == (3018, 570)
     report = L.import_liger(None, release="0.8.5", raw_dir=tmp_path / "raw")
     assert report.rows_read == sum(pl.read_csv(p, infer_schema_length=0).height for p in paths)
@@ -249,7 +255,7 @@ def test_broken_rows_are_counted(tmp_path: Path) -> None:
         _row(timestamp="yesterday"),
         _row(kernel_name="brand_new_kernel", extra_benchmark_config_str='{"N": 7, "p": 0.5}'),
     ]
-    path = _write_csv(tmp_path / "in.csv", rows, L.COLUMNS)
+    path = _write_csv(tmp_path / "in.csv", rows, COLUMNS)
     report = L.import_liger(str(path), raw_dir=tmp_path / "raw", report_path=tmp_path / "r.jsonl")
     assert report.skipped == {
         "non_numeric_x": 1, "unreadable_config": 1, "unknown_gpu": 1, "bad_value": 1,
@@ -262,10 +268,10 @@ def test_broken_rows_are_counted(tmp_path: Path) -> None:
 
 
 def test_generic_binding_keeps_configs_apart() -> None:
-    conv = L.Converter()
+    conv = Converter()
     a = conv.convert(_row(kernel_name="new_op", extra_benchmark_config_str='{"N": 7, "p": 0.5}'))
     b = conv.convert(_row(kernel_name="new_op", extra_benchmark_config_str='{"N": 7, "p": 0.25}'))
-    assert isinstance(a, L.Converted) and isinstance(b, L.Converted)
+    assert isinstance(a, Converted) and isinstance(b, Converted)
     wa, wb = (r.bundle["run"]["spec"]["workloadDigest"] for r in (a, b))
     assert wa != wb and a.external_id != b.external_id
     doc = conv.dimensions[wa]
@@ -276,7 +282,7 @@ def test_generic_binding_keeps_configs_apart() -> None:
 
 
 def test_missing_column_is_an_error(tmp_path: Path) -> None:
-    columns = tuple(c for c in L.COLUMNS if c != "gpu_name")
+    columns = tuple(c for c in COLUMNS if c != "gpu_name")
     row = {k: v for k, v in _row().items() if k != "gpu_name"}
     path = _write_csv(tmp_path / "bad.csv", [row], columns)
     with pytest.raises(SourceError, match=r"bad\.csv: line 1 .*gpu_name"):
@@ -284,7 +290,7 @@ def test_missing_column_is_an_error(tmp_path: Path) -> None:
 
 
 def test_ragged_row_is_counted(tmp_path: Path) -> None:
-    path = _write_csv(tmp_path / "in.csv", [_row()], L.COLUMNS)
+    path = _write_csv(tmp_path / "in.csv", [_row()], COLUMNS)
     path.write_text(path.read_text() + "jsd,liger,forward\n")
     report = L.import_liger(str(path), raw_dir=tmp_path / "raw")
     assert report.skipped == {"ragged_row": 1} and report.runs == 1
@@ -293,11 +299,11 @@ def test_ragged_row_is_counted(tmp_path: Path) -> None:
 # (6) idempotency -----------------------------------------------------------------------------
 
 
-@needs_data
+@pytest.mark.shared_data
 def test_reimport_writes_nothing_and_newer_adds_only_new(tmp_path: Path) -> None:
     rows = _history().head(1500).to_dicts()
-    small = _write_csv(tmp_path / "small.csv", rows[:1000], L.COLUMNS)
-    large = _write_csv(tmp_path / "large.csv", rows, L.COLUMNS)
+    small = _write_csv(tmp_path / "small.csv", rows[:1000], COLUMNS)
+    large = _write_csv(tmp_path / "large.csv", rows, COLUMNS)
     raw = tmp_path / "raw"
     first = L.import_liger(str(small), raw_dir=raw)
     again = L.import_liger(str(small), raw_dir=raw)
@@ -319,7 +325,7 @@ def test_cli_no_ingest(tmp_path: Path) -> None:
 
     from kindex_olap.cli.imports import import_app
 
-    path = _write_csv(tmp_path / "in.csv", [_row(), _row(x_value="bad")], L.COLUMNS)
+    path = _write_csv(tmp_path / "in.csv", [_row(), _row(x_value="bad")], COLUMNS)
     report = tmp_path / "skips.jsonl"
     result = CliRunner().invoke(
         import_app,
@@ -340,21 +346,14 @@ def test_cli_no_ingest(tmp_path: Path) -> None:
     assert bad.exit_code == 6 and "no such CSV file" in bad.output
 
 
-@needs_data
+@pytest.mark.shared_data
 @pytest.mark.slow
 def test_history_import_and_ingest_end_to_end(tmp_path: Path) -> None:
-    try:
-        from kindex_olap import ingest
-    except ImportError:
-        pytest.skip("kindex_olap.ingest has not landed yet")
-    import time
-
-    started = time.perf_counter()
+    # Speed is measured by bench/ingest.py against a baseline of the same run: a wall-clock
+    # bound here failed whenever the shared machine was busy.
     report = L.import_liger(str(HISTORY), raw_dir=tmp_path / "raw")
     result = ingest([tmp_path / "raw"], tmp_path / "lake")
-    elapsed = time.perf_counter() - started
     assert report.runs == 7898
-    assert elapsed < 30, f"import + ingest took {elapsed:.1f}s"
     assert (result.runs_added, result.rejected) == (7898, 0)
     again = L.import_liger(str(HISTORY), raw_dir=tmp_path / "raw")
     assert again.files_written == 0

@@ -29,8 +29,9 @@ UPDATE = os.environ.get("KINDEX_UPDATE_GOLDEN") == "1"
 def golden(name: str, actual: str) -> None:
     """Compare with tests/golden/NAME; KINDEX_UPDATE_GOLDEN=1 rewrites it (review the diff)."""
     path = GOLDEN / name
-    if UPDATE or not path.exists():
+    if UPDATE:
         path.write_text(actual, encoding="utf-8")
+    assert path.exists(), f"golden file {path} is missing: write it with KINDEX_UPDATE_GOLDEN=1"
     assert actual == path.read_text(encoding="utf-8")
 
 

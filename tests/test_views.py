@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -174,10 +173,6 @@ def test_engine_import_stays_light() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
-
-
-def test_geomean_helper_matches_math() -> None:
-    assert math.exp((math.log(2) + math.log(8)) / 2) == pytest.approx(4.0)
 
 
 @pytest.mark.parametrize(

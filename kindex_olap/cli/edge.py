@@ -6,23 +6,27 @@ helps, and a documented exit code. No traceback reaches a user. A closed pipe
 (`kindex query ... | head -1`) ends quietly.
 
 Exit codes: 0 success; 1 ingest finished but kept documents aside (see `kindex rejects`);
-2 bad arguments or settings; 3 lake error; 4 ingest error; 5 query error; 6 source error;
-130 interrupted.
+2 bad arguments or settings (a path that does not exist or cannot be written); 3 lake error (a
+damaged lake file, a full disk, the lock held); 4 ingest error (an input folder with no bundle
+files); 5 query error; 6 source error; 130 interrupted.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
 from typing import Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
-from kindex_olap.errors import ConfigError, KindexError, LakeError
+from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, KindexError, LakeError
 
 INTERRUPTED = 130
+_DUCKDB_ERRNO = re.compile(r'"errno":"(\d+)"')
+_DUCKDB_FILE = re.compile(r'file \\?"(.+?)\\?"')
 
 
 class KindexGroup(TyperGroup):
@@ -51,12 +55,12 @@ def translate(error: BaseException) -> NoReturn:
         _exit(f"error: {error}", error.exit_code)
     if isinstance(error, OSError):
         _exit(f"error: {_describe_os_error(error)}", _os_error_code(error))
+    if _is_duckdb_error(error) and (os_error := _duckdb_os_error(error)):
+        _exit(f"error: {_describe_os_error(os_error)}", _os_error_code(os_error))
     if _is_duckdb_error(error):
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         _exit(
-            f"error: the lake could not be read: {message}\n"
-            "hint: a lake file may be damaged or missing; `kindex compact` rewrites what is "
-            "readable, or re-ingest the bundles into a new lake",
+            f"error: the lake could not be read: {message}\nhint: {DAMAGED_LAKE_HINT}",
             LakeError.exit_code,
         )
     raise error
@@ -79,11 +83,13 @@ def _describe_os_error(error: OSError) -> str:
     where = f" {error.filename}" if error.filename else ""
     reason = error.strerror or str(error)
     if error.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT):
-        return f"cannot write{where}: {reason} (the disk or a file-size limit is full; nothing was committed)"
+        return f"cannot write{where}: {reason} (the disk or a file-size limit is full; nothing was committed: free some space and run it again)"
     if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return (
             f"permission denied:{where} ({reason}); choose a folder you can write, e.g. --lake DIR"
         )
+    if error.errno in (errno.ENOENT, errno.ENOTDIR):
+        return f"{reason}:{where} (check the path; a new lake's parent folder must exist and be writable)"
     return f"{reason}:{where}" if where else reason
 
 
@@ -103,8 +109,21 @@ def _os_error_code(error: OSError) -> int:
 
 
 def _is_duckdb_error(error: BaseException) -> bool:
-    # Checked by module name so that the edge does not import duckdb (`kindex --help` stays fast).
-    return any(cls.__module__.startswith("duckdb") for cls in type(error).__mro__)
+    # Checked by module name so that the edge does not import duckdb (`kindex --help` stays fast);
+    # DuckDB's exceptions live in its C extension module `_duckdb`.
+    return any(cls.__module__.lstrip("_").startswith("duckdb") for cls in type(error).__mro__)
+
+
+def _duckdb_os_error(error: BaseException) -> OSError | None:
+    # DuckDB reports a failed file write as an IO error whose text holds the errno and the file
+    # (`Could not write file \"PATH\": File too large ... "errno":"27"`).
+    text = str(error)
+    number = _DUCKDB_ERRNO.search(text)
+    if number is None:
+        return None
+    file = _DUCKDB_FILE.search(text)
+    code = int(number.group(1))
+    return OSError(code, os.strerror(code), file.group(1) if file else None)
 
 
 def _is_duckdb_interrupt(error: BaseException) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 
 import duckdb
 
-from kindex_olap.errors import QueryError
+from kindex_olap.errors import from_duckdb
 from kindex_olap.query.compile import Options, _filters, load_vocabulary
 from kindex_olap.query.engine import VIEWS_FILE, connect, quote_identifier, snapshot_of
 from kindex_olap.query.shorthand import Query, parse
@@ -174,7 +174,7 @@ def export(
         for spec in _FILES:
             report.files.append(_export_one(con, spec, parsed, options, folder, fmt))
     except duckdb.Error as e:
-        raise QueryError(f"export failed: {e}") from e
+        raise from_duckdb(e, "export failed") from e
     finally:
         con.close()
     (folder / "README.md").write_text(readme(report, snapshot_of(lake).id), encoding="utf-8")

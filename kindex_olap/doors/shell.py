@@ -20,14 +20,14 @@ import signal
 import subprocess
 import sys
 import tempfile
-import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
-from kindex_olap.errors import ConfigError, QueryError
+from kindex_olap.atomic import atomic_path
+from kindex_olap.errors import ConfigError, from_duckdb
 from kindex_olap.lake.store import TABLES, Snapshot
 from kindex_olap.query.engine import VIEWS_FILE, init_sql, quote_identifier, snapshot_of
 from kindex_olap.sqlfiles import read_sql, statements
@@ -141,13 +141,11 @@ def write_database(
     """
     target = _target(path, force)
     snapshot = snapshot_of(lake)
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        _build(tmp, snapshot, materialize)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-        Path(f"{tmp}.wal").unlink(missing_ok=True)
+    with atomic_path(target) as tmp:
+        try:
+            _build(tmp, snapshot, materialize)
+        finally:
+            Path(f"{tmp}.wal").unlink(missing_ok=True)
     return DatabaseReport(
         target, snapshot.lake, snapshot.id, materialize, view_names(), target.stat().st_size
     )
@@ -176,7 +174,7 @@ def _build(tmp: Path, snapshot: Snapshot, materialize: bool) -> None:
             con.execute(init_sql(snapshot.lake))
         con.execute("CHECKPOINT")
     except duckdb.Error as e:
-        raise QueryError(f"cannot write the database file: {e}") from e
+        raise from_duckdb(e, "cannot write the database file") from e
     finally:
         con.close()
 

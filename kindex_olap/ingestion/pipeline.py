@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kindex_olap.errors import ConfigError
+from kindex_olap.errors import ConfigError, IngestError
 from kindex_olap.ingestion.sources import (
     Document,
     Problem,
@@ -104,6 +104,12 @@ def ingest(
     for path in inputs:
         if not path.exists():
             raise ConfigError(f"input path {path} does not exist", hint="pass files or folders")
+        if path.is_dir() and next(discover_names([path]), None) is None:
+            raise IngestError(
+                f"input folder {path} holds no bundle files",
+                hint="kindex ingest reads seed text (.txt), .json, .jsonl and .ndjson files, "
+                "each maybe .gz or .zst; pass the folder that holds them",
+            )
     report = IngestReport(lake=root, lake_source=lake_source)
     with Lake(root).transaction(timeout=lock_timeout, on_wait=on_wait) as tx:
         _Ingest(tx, report, verify_digests, progress).run(inputs)
@@ -365,9 +371,12 @@ def _stage_job(job: _Job) -> _JobResult:
             result.files.append((row, seq // FILE_SEQ_STRIDE))
     lines, result.chunk.lines = result.chunk.lines, []
     if lines:
-        with open(out, "wb") as handle:
-            handle.write(b"\n".join(lines))
-            handle.write(b"\n")
+        try:
+            with open(out, "wb") as handle:
+                handle.write(b"\n".join(lines))
+                handle.write(b"\n")
+        except OSError as e:  # a full disk's write error names no file: name it
+            raise OSError(e.errno, e.strerror, out) from e
         result.staged_file, result.staged_runs = out, len(lines)
     return result
 

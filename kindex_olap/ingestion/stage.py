@@ -32,6 +32,7 @@ from kindex_olap.model.validate import (
     check_dimension,
     check_provenance,
     latency_ns,
+    validated_shared,
 )
 
 # Sequence numbers (the first occurrence of a run wins) stay ordered across jobs and files: a job
@@ -144,10 +145,6 @@ _ENCODE = msgspec.json.Encoder().encode
 _ENCODE_SORTED = msgspec.json.Encoder(order="sorted").encode
 _RUN_HEAD = b'{"apiVersion":"kernelindex.dev/v1alpha1","kind":"BenchmarkRun","metadata":'
 _CORE_HEAD = b'{"apiVersion":"kernelindex.dev/v1alpha1","kind":"BenchmarkRun","spec":'  # sorted
-# (kind, protocol or environment text) -> (its parsed document, its digest): validated as that
-# kind (the same text as the other kind must be checked again), without duplicate keys
-_SHARED: dict[tuple[type, bytes], tuple[dict[str, Any], str]] = {}
-_SHARED_LIMIT = 10_000
 
 
 def _stage_fast(doc: Document, verify: bool, seq: int, result: ChunkResult) -> bool:
@@ -204,20 +201,12 @@ def _stage_fast(doc: Document, verify: bool, seq: int, result: ChunkResult) -> b
 
 
 def _shared(raw: bytes, kind: type) -> tuple[dict[str, Any], str] | None:
-    """A protocol or environment document, validated once per distinct text; None if invalid."""
-    known = _SHARED.get((kind, raw))
-    if known is not None:
-        return known
+    """A protocol or environment document, validated once per distinct text; None if invalid
+    (the general path then says why)."""
     try:
-        obj = parse_object(raw)
-        msgspec.convert(obj, type=kind, strict=True)
-        entry = (obj, document_digest(obj))
+        return validated_shared(kind, raw, parse_object)
     except (ValidationError, CanonicalizationError, msgspec.ValidationError):
         return None
-    if len(_SHARED) >= _SHARED_LIMIT:
-        _SHARED.clear()
-    _SHARED[(kind, raw)] = entry
-    return entry
 
 
 def parse_document(text: bytes) -> dict[str, Any]:

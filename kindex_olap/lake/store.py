@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from kindex_olap.errors import ConfigError, LakeError
+from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, LakeError
 
 FORMAT_VERSION = 1
 FORMAT_FILE = "kindex-lake.json"
@@ -134,7 +134,9 @@ class Lake:
                 hint="run `kindex ingest` to create one, or pass --lake DIR",
             ) from e
         except (ValueError, KeyError, TypeError) as e:
-            raise LakeError(f"{self.root / FORMAT_FILE} is unreadable: {e}") from e
+            raise LakeError(
+                f"{self.root / FORMAT_FILE} is unreadable: {e}", hint=DAMAGED_LAKE_HINT
+            ) from e
         if version > FORMAT_VERSION:
             raise LakeError(
                 f"the lake at {self.root} has format {version}; this kindex reads format "
@@ -150,7 +152,9 @@ class Lake:
         except FileNotFoundError:
             return Snapshot(lake=self.root, id=0)
         except ValueError as e:
-            raise LakeError(f"{self.meta / 'CURRENT'} is corrupt: {e}") from e
+            raise LakeError(
+                f"{self.meta / 'CURRENT'} is corrupt: {e}", hint=DAMAGED_LAKE_HINT
+            ) from e
         return self._read_snapshot(current)
 
     def _read_snapshot(self, snapshot_id: int) -> Snapshot:
@@ -158,7 +162,7 @@ class Lake:
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as e:
-            raise LakeError(f"snapshot {path} cannot be read: {e}") from e
+            raise LakeError(f"snapshot {path} cannot be read: {e}", hint=DAMAGED_LAKE_HINT) from e
         return Snapshot(
             lake=self.root,
             id=snapshot_id,

@@ -19,7 +19,9 @@ from typing import Any
 
 import orjson
 
-_MAX_SAFE_INT = 2**53
+# ECMAScript's Number.MAX_SAFE_INTEGER: RFC 8785 numbers are IEEE doubles, and an integer beyond
+# it has no exact form. The one safe-integer bound of kindex (validation and facts use it too).
+MAX_SAFE_INTEGER = 2**53 - 1
 # orjson and ECMAScript agree on float formatting for magnitudes in this range (both use the
 # shortest round-trip digits and plain decimal notation there).
 FAST_FLOAT_MIN = 1e-4
@@ -67,7 +69,7 @@ def _normalize(value: Any) -> Any:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
-        if -_MAX_SAFE_INT < value < _MAX_SAFE_INT:
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
             return value
         # RFC 8785 numbers are IEEE doubles: an integer beyond 2**53 - 1 has no exact form.
         raise CanonicalizationError(f"integer {value} exceeds the safe range of JSON numbers")
@@ -81,7 +83,7 @@ def _normalize_float(value: float) -> float | int:
         raise CanonicalizationError(f"{value} cannot be represented in JSON")
     magnitude = abs(value)
     if value.is_integer():
-        if magnitude < _MAX_SAFE_INT:
+        if magnitude <= MAX_SAFE_INTEGER:
             return int(value)
         raise _NeedsSlowPath
     if FAST_FLOAT_MIN <= magnitude < FAST_FLOAT_MAX:
@@ -144,7 +146,7 @@ def _slow(value: Any) -> str:
         return "null"
     if isinstance(value, str):
         return _string(value)
-    if isinstance(value, int) and not -_MAX_SAFE_INT < value < _MAX_SAFE_INT:
+    if isinstance(value, int) and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
         raise CanonicalizationError(f"integer {value} exceeds the safe range of JSON numbers")
     if isinstance(value, int | float):
         return format_number(value)
@@ -162,7 +164,7 @@ def plain_number(value: object) -> bool:
     """True when orjson spells this number exactly as RFC 8785 does."""
     if isinstance(value, float):
         return not value.is_integer() and FAST_FLOAT_MIN <= abs(value) < FAST_FLOAT_MAX
-    return not isinstance(value, int) or -_MAX_SAFE_INT < value < _MAX_SAFE_INT
+    return not isinstance(value, int) or -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
 
 
 def sorted_json(doc: Any) -> bytes:

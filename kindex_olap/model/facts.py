@@ -10,7 +10,7 @@ import msgspec
 import orjson
 from msgspec import UNSET
 
-from kindex_olap.model.canonical import FAST_FLOAT_MAX, FAST_FLOAT_MIN, canonical_json, sorted_json
+from kindex_olap.model.canonical import canonical_json, plain_number, sorted_json
 
 if TYPE_CHECKING:
     from kindex_olap.ingestion.sources import Document
@@ -97,18 +97,7 @@ def _struct_free_numbers(spec: RunSpec) -> list[Any]:
 
 
 def _all_plain(numbers: list[Any]) -> bool:
-    # `plain_number` inlined: a tight loop that runs for every ingested run.
-    for value in numbers:
-        kind = type(value)
-        if kind is float:
-            if value.is_integer() or not FAST_FLOAT_MIN <= abs(value) < FAST_FLOAT_MAX:
-                return False
-        elif kind is int and not -_SAFE < value < _SAFE:
-            return False
-    return True
-
-
-_SAFE = 2**53
+    return all(map(plain_number, numbers))
 
 
 def _free_numbers(spec: dict[str, Any]) -> list[Any]:

@@ -11,6 +11,7 @@ only reads a few of their fields.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal
@@ -19,20 +20,21 @@ import msgspec
 import orjson
 from msgspec import UNSET, Meta, Struct, UnsetType
 
+from kindex_olap.model.canonical import MAX_SAFE_INTEGER, CanonicalizationError, document_digest
+
 API_VERSION = "kernelindex.dev/v1alpha1"
-_SAFE_INT_MAX = 9007199254740991
 
 Digest = Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}$")]
 Ident = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
 Name = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=200)]
 Commit = Annotated[str, Meta(pattern=r"^[0-9a-f]{40}$")]
-NonNegInt = Annotated[int, Meta(ge=0, le=_SAFE_INT_MAX)]
-PosInt = Annotated[int, Meta(gt=0, le=_SAFE_INT_MAX)]
+NonNegInt = Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER)]
+PosInt = Annotated[int, Meta(gt=0, le=MAX_SAFE_INTEGER)]
 # JSON Schema's "integer" admits 162642944.0 (a number with a zero fraction), so whole-valued
 # floats are durations too; `duration_ns` refuses a fractional one.
 Duration = (
     NonNegInt
-    | Annotated[float, Meta(ge=0, le=_SAFE_INT_MAX)]
+    | Annotated[float, Meta(ge=0, le=MAX_SAFE_INTEGER)]
     | Annotated[str, Meta(pattern=r"^\d+(\.\d+)?\s?(ns|us|µs|ms|s)$")]
 )
 # Bounds reject NaN (every comparison with it fails) and infinities.
@@ -354,7 +356,7 @@ def duration_ns(value: int | float | str, where: str) -> int:
         raise ValidationError(
             f"{where}: {value!r} is not a whole number of nanoseconds ({nanos} ns)"
         )
-    if nanos > _SAFE_INT_MAX:
+    if nanos > MAX_SAFE_INTEGER:
         raise ValidationError(f"{where}: {value!r} is out of range")
     return int(nanos)
 
@@ -371,21 +373,39 @@ def check_bundle(obj: Any) -> Bundle:
     return bundle
 
 
-_SHARED_OK: set[bytes] = set()
-
-
 def _check_shared(doc: dict[str, Any], kind: type, where: str) -> None:
     """Validate a protocol or environment document once per distinct content."""
-    key = kind.__name__.encode() + orjson.dumps(doc)
-    if key in _SHARED_OK:
-        return
     try:
-        msgspec.convert(doc, type=kind, strict=True)
+        validated_shared(kind, orjson.dumps(doc), orjson.loads)
     except msgspec.ValidationError as e:
         raise ValidationError(where + _describe(e).removeprefix("$")) from e
-    if len(_SHARED_OK) > 10_000:
-        _SHARED_OK.clear()
-    _SHARED_OK.add(key)
+    except CanonicalizationError:
+        pass  # valid as `kind`; its digest is refused where it is needed
+
+
+# (kind, exact JSON text) -> (the document, its digest), for protocol and environment documents
+# that passed validation as that kind: thousands of runs share a few of each. The same text as
+# the other kind is checked again. Cleared when full.
+_VALIDATED_SHARED: dict[tuple[type, bytes], tuple[dict[str, Any], str]] = {}
+_VALIDATED_SHARED_LIMIT = 10_000
+
+
+def validated_shared(
+    kind: type, text: bytes, parse: Callable[[bytes], Any]
+) -> tuple[dict[str, Any], str]:
+    """A protocol or environment document from its JSON text, validated as `kind`, with its
+    digest; each distinct text is parsed (with `parse`) and validated once. Raises
+    msgspec.ValidationError, CanonicalizationError, or what `parse` raises."""
+    known = _VALIDATED_SHARED.get((kind, text))
+    if known is not None:
+        return known
+    obj = parse(text)
+    msgspec.convert(obj, type=kind, strict=True)
+    entry = (obj, document_digest(obj))
+    if len(_VALIDATED_SHARED) >= _VALIDATED_SHARED_LIMIT:
+        _VALIDATED_SHARED.clear()
+    _VALIDATED_SHARED[(kind, text)] = entry
+    return entry
 
 
 def check_date(timestamp: str, where: str) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from kindex_olap.errors import QueryError
+from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.query.compile import Options, compile_query, explain_empty, load_vocabulary
 from kindex_olap.query.engine import connect
 from kindex_olap.query.shorthand import VERBS, parse
@@ -64,9 +64,9 @@ def frame(verb: str, filters: tuple[str, ...], lake: Lake, options: Options) -> 
         query = parse(text, vocab)
         compiled = compile_query(query, options)
         try:
-            result = con.sql(compiled.sql, params=list(compiled.params)).pl()
+            result: pl.DataFrame = con.sql(compiled.sql, params=list(compiled.params)).pl()
         except duckdb.Error as e:
-            raise QueryError(f"query failed: {e}") from e
+            raise from_duckdb(e, "query failed") from e
         if result.is_empty():
             for note in explain_empty(con, query, options, vocab):
                 warnings.warn(note, stacklevel=3)

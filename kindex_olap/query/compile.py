@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from kindex_olap.errors import QueryError
+from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.query import noise
 from kindex_olap.query.engine import connect
 from kindex_olap.query.shorthand import OPERATORS, Gpu, Query, ShapeFilter, Vocabulary, parse
@@ -434,7 +434,7 @@ def _execute(con: duckdb.DuckDBPyConnection, compiled: Compiled) -> QueryResult:
         rows = cursor.fetchall()
         columns = [d[0] for d in cursor.description or []]
     except duckdb.Error as e:
-        raise QueryError(f"query failed: {e}") from e
+        raise from_duckdb(e, "query failed") from e
     return QueryResult(columns, rows, compiled.sql, compiled.params)
 
 

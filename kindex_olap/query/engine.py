@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from kindex_olap.errors import QueryError
+from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.lake.store import TABLES, Lake, Snapshot, resolve_lake
 from kindex_olap.sqlfiles import read_sql, statements
 
@@ -95,7 +95,7 @@ def connect(
             lock_down(con, snapshot.lake)
     except duckdb.Error as e:
         con.close()
-        raise QueryError(f"cannot open the lake's views: {e}") from e
+        raise from_duckdb(e, "cannot open the lake's views") from e
     return con
 
 

@@ -12,7 +12,6 @@ lake's run_provenance table. CSVs without these columns (the release files) give
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from kindex_olap.model.facts import run_identity
@@ -51,10 +50,3 @@ def provenance_text(documents: list[dict[str, Any]]) -> str:
     """`_provenance.jsonl`: one document a line, in run order (stable across imports)."""
     ordered = sorted(documents, key=lambda d: str(d["spec"]["runId"]))
     return "".join(json.dumps(d, sort_keys=True, ensure_ascii=False) + "\n" for d in ordered)
-
-
-def write_provenance(raw_dir: Path, documents: list[dict[str, Any]], write: Any) -> bool | None:
-    """Write `_provenance.jsonl` with `write(path, text)` (write_if_changed); None if none."""
-    if not documents:
-        return None
-    return bool(write(raw_dir / PROVENANCE_FILE, provenance_text(documents)))

@@ -20,12 +20,13 @@ import sys
 import tarfile
 import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from kindex_olap.atomic import atomic_path, write_atomic
 from kindex_olap.errors import SourceError
+from kindex_olap.importers.download import fetch
 
 PROJECT = "liger-kernel"
 DEFAULT_INDEX = "https://pypi.org/simple"
@@ -35,7 +36,6 @@ HINT = (
     "pass a CSV_PATH instead, e.g. `kindex import liger path/to/all_benchmark_data.csv` "
     "(the file is benchmark/data/all_benchmark_data.csv in github.com/linkedin/Liger-Kernel)"
 )
-TIMEOUT_S = 60
 
 
 @dataclass(frozen=True)
@@ -78,13 +78,6 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
-def _open(url: str, accept: str | None = None) -> bytes:
-    """GET a URL (http, https or file) and return its body."""
-    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
-    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-        return bytes(response.read())
-
-
 class _Links(HTMLParser):
     """Collects the anchors of a PEP 503 project page."""
 
@@ -107,7 +100,7 @@ def _project_files(index: str) -> list[tuple[str, str, str | None]]:
     """(filename, absolute url, sha256) of every file the index lists for liger-kernel."""
     page = index.rstrip("/") + f"/{PROJECT}/"
     accept = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
-    body = _open(page, accept)
+    body = fetch(page, accept=accept)
     try:
         data = json.loads(body)
         return [
@@ -159,7 +152,7 @@ def _extract_csvs(archive: Path, target: Path) -> list[Path]:
             if source is None:
                 continue
             path = target / match.group(1)
-            with source, path.open("wb") as out:
+            with source, atomic_path(path) as tmp, tmp.open("wb") as out:
                 shutil.copyfileobj(source, out)
             written.append(path)
     return sorted(written)
@@ -168,13 +161,13 @@ def _extract_csvs(archive: Path, target: Path) -> list[Path]:
 def _download(sdist: Sdist, path: Path) -> None:
     """Download an sdist, verifying the index's sha256 when there is one."""
     try:
-        body = _open(sdist.url)
+        body = fetch(sdist.url)
     except (urllib.error.URLError, OSError) as exc:
         raise SourceError(f"cannot download {sdist.url} ({getattr(exc, 'reason', exc)})",
                           hint=HINT) from exc  # fmt: skip
     if sdist.sha256 and hashlib.sha256(body).hexdigest() != sdist.sha256:
         raise SourceError(f"{sdist.url}: sha256 does not match the index's", hint=HINT)
-    path.write_bytes(body)
+    write_atomic(path, body)
 
 
 def fetch_release(sdist: Sdist) -> list[Path]:
@@ -227,12 +220,12 @@ def fetch_url(url: str) -> Path:
     name = hashlib.sha256(url.encode()).hexdigest()[:16]
     path = cache_dir() / "url" / f"{name}.csv"
     try:
-        body = _open(url)
+        body = fetch(url)
     except (urllib.error.URLError, OSError) as exc:
         raise SourceError(
             f"cannot download {url} ({getattr(exc, 'reason', exc)})",
             hint="download it yourself and pass the file as CSV_PATH",
         ) from exc
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(body)
+    write_atomic(path, body)
     return path

@@ -1,0 +1,169 @@
+"""Serving runs (MLPerf): no bundle shape, so they become rows of the lake's serving_runs table,
+written as one Parquet file in the raw folder and added in the ingest's transaction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from kindex_olap.importers.kernelindex.documents import digest_or_none
+from kindex_olap.importers.kernelindex.read import Index, Row
+from kindex_olap.importers.kernelindex.report import KernelIndexImport
+from kindex_olap.importers.kernelindex.write import write_bytes_if_changed
+
+if TYPE_CHECKING:
+    from kindex_olap.lake.store import Transaction
+
+
+SERVING_FILE = "serving_runs.parquet"
+
+
+def serving_row(index: Index, row: Row, export: str) -> Row:
+    """A serving_runs table row: the run, its model, workload, configuration and topology."""
+    manifest = row.get("manifest") or {}
+    spec, meta = manifest.get("spec") or {}, manifest.get("metadata") or {}
+    native, topology = spec.get("sourceNative") or {}, spec.get("topology") or {}
+    harness = spec.get("harness") or {}
+    config = index.get("serving_configurations", row.get("configurationId")) or {}
+    stack = index.get("serving_stack_revisions", config.get("stackRevisionId")) or {}
+    model = index.get("model_revisions", row.get("modelRevisionId")) or {}
+    workload = index.get("serving_workloads", row.get("workloadId")) or {}
+    primary = (spec.get("measurements") or [{}])[0]
+    source = index.get("sources", row.get("sourceId")) or {}
+    return {
+        "run_digest": row.get("runDigest"),
+        "name": meta.get("name"),
+        "title": meta.get("title"),
+        "status": spec.get("status") or row.get("status"),
+        "observed_at": _timestamp(spec.get("observedAt") or row.get("observedAt")),
+        "source": native.get("source") or source.get("slug"),
+        "benchmark": native.get("benchmark"),
+        "external_id": native.get("externalId"),
+        "division": native.get("division"),
+        "category": native.get("category"),
+        "scenario": native.get("scenario") or row.get("scenario"),
+        "harness_name": harness.get("name"),
+        "harness_version": harness.get("version"),
+        "quality_policy": spec.get("qualityPolicy"),
+        "model": model.get("name"),
+        "model_digest": spec.get("modelDigest"),
+        "workload": workload.get("slug"),
+        "workload_digest": spec.get("workloadDigest"),
+        "configuration": config.get("summary"),
+        "configuration_digest": spec.get("configurationDigest"),
+        "dtype": config.get("dtype"),
+        "quantization": config.get("quantization"),
+        "tensor_parallel": config.get("tensorParallel"),
+        "stack": stack.get("name"),
+        "accelerator_vendor": topology.get("acceleratorVendor") or row.get("acceleratorVendor"),
+        "accelerator_model": topology.get("acceleratorModel") or row.get("acceleratorModel"),
+        "accelerators_per_node": topology.get("acceleratorsPerNode"),
+        "node_count": topology.get("nodeCount") or row.get("nodeCount"),
+        "total_accelerators": row.get("totalAccelerators"),
+        "metric": primary.get("metric"),
+        "statistic": primary.get("statistic"),
+        "unit": primary.get("unit"),
+        "value": primary.get("value"),
+        "measurements": [],
+        "digest_verified": digest_or_none(manifest) == row.get("runDigest"),
+        "kernelindex_id": row.get("id"),
+        "kernelindex_export": export,
+        "spec_json": orjson.dumps(spec, option=orjson.OPT_SORT_KEYS).decode(),
+        "ingested_at": None,
+    }
+
+
+def _timestamp(text: str | None) -> Any:
+    from datetime import UTC, datetime
+
+    if not text:
+        return None
+    return datetime.fromisoformat(text).astimezone(UTC).replace(tzinfo=None)
+
+
+def _manifest_measurements(row: Row) -> list[Row]:
+    spec = loads_spec(row)
+    return [
+        {
+            "metric": m.get("metric"),
+            "statistic": m.get("statistic"),
+            "unit": m.get("unit"),
+            "value": m.get("value"),
+            "sample_count": m.get("sampleCount"),
+        }
+        for m in spec.get("measurements") or ()
+    ]
+
+
+def loads_spec(row: Row) -> Row:
+    """The serving row's spec, parsed back from spec_json."""
+    return orjson.loads(row["spec_json"]) if row.get("spec_json") else {}
+
+
+def write_serving(folder: Path, rows: list[Row], report: KernelIndexImport) -> Path | None:
+    """The serving runs as a Parquet file shaped like the lake's serving_runs table."""
+    if not rows:
+        return None
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for row in rows:
+        if not row["measurements"]:
+            row["measurements"] = _manifest_measurements(row)
+    table = pa.Table.from_pylist(rows, schema=serving_schema())
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    path = folder / SERVING_FILE
+    write_bytes_if_changed(path, sink.getvalue().to_pybytes(), report)
+    return path
+
+
+def serving_schema() -> Any:
+    """The Arrow schema of the lake's serving_runs table (from sql/tables.sql)."""
+    import duckdb
+
+    from kindex_olap.sqlfiles import read_sql
+
+    con = duckdb.connect()
+    try:
+        con.execute(read_sql("tables.sql"))
+        return con.table("serving_runs").arrow().schema
+    finally:
+        con.close()
+
+
+def add_serving(tx: Transaction, parquet: Path) -> int:
+    """Add to a transaction the serving runs of `parquet` whose digest its lake lacks (one
+    file); return how many.
+
+    Serving runs are not bundles, so ingest does not read them: they go through the lake's
+    transaction API directly.
+    """
+    from datetime import UTC, datetime
+
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.execute("SET VARIABLE lake_files = ?", [tx.base.files("serving_runs")])
+        con.execute("SET VARIABLE new_file = ?", [str(parquet)])
+        con.execute("SET VARIABLE now = ?", [datetime.now(UTC).replace(tzinfo=None)])
+        con.execute(
+            "CREATE TEMP TABLE fresh AS "
+            "SELECT * REPLACE (getvariable('now')::TIMESTAMP AS ingested_at) "
+            "FROM read_parquet(getvariable('new_file')) AS n "
+            "WHERE NOT EXISTS (SELECT 1 FROM read_parquet(getvariable('lake_files')) AS e "
+            "WHERE e.run_digest = n.run_digest) "
+            "QUALIFY row_number() OVER (PARTITION BY run_digest ORDER BY observed_at) = 1 "
+            "ORDER BY source, observed_at, run_digest"
+        )
+        added = int(con.execute("SELECT count(*) FROM fresh").fetchall()[0][0])
+        if added:
+            path = tx.new_file_name("serving_runs")
+            con.table("fresh").write_parquet(str(path), compression="zstd")
+            tx.add("serving_runs", path)
+    finally:
+        con.close()
+    return added

@@ -1,0 +1,80 @@
+"""Where an import's CSVs come from (a path, a folder, a URL, package-index releases) and how
+their rows are read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from kindex_olap.errors import ConfigError, SourceError
+from kindex_olap.importers.liger.provenance import COLUMNS as PROVENANCE_COLUMNS
+
+COLUMNS = (
+    "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit",
+    "x_name", "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80",
+    "extra_benchmark_config_str", "gpu_name", "timestamp", "liger_version",
+)  # fmt: skip
+
+
+def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str], str | None]]:
+    """(line, row, problem) per CSV record; problem names a ragged record; no header column
+    of Liger's 15 may be missing (SourceError)."""
+    import csv
+
+    try:
+        handle = path.open(newline="", encoding="utf-8")
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot be opened ({exc.strerror})") from exc
+    with handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if header is None:
+            raise SourceError(f"{path}: line 1: empty file, expected a CSV header")
+        missing = [c for c in COLUMNS if c not in header]
+        if missing:
+            raise SourceError(
+                f"{path}: line 1 (header): missing column(s) {', '.join(missing)}",
+                hint="expected Liger-Kernel's benchmark/data/all_benchmark_data.csv layout",
+            )
+        # the history CSV's provenance columns come along when present (liger/provenance.py)
+        names = COLUMNS + tuple(c for c in PROVENANCE_COLUMNS if c in header)
+        at = [header.index(c) for c in names]
+        line = reader.line_num + 1
+        try:
+            for record in reader:
+                if record:
+                    problem = None
+                    if len(record) != len(header):
+                        problem = f"expected {len(header)} fields, found {len(record)}"
+                    padded = record + [""] * (len(header) - len(record))
+                    yield line, {c: padded[i] for c, i in zip(names, at, strict=True)}, problem
+                line = reader.line_num + 1
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise SourceError(f"{path}: line {line}: malformed CSV ({exc})") from exc
+
+
+def resolve_sources(source: str | None, *, release: str | None, all_releases: bool) -> list[Path]:
+    """The CSV files an import reads: a path, a folder, a URL, or package-index releases."""
+    if source and (release or all_releases):
+        raise ConfigError("give either CSV_PATH_OR_URL or --release/--all-releases, not both")
+    if release and all_releases:
+        raise ConfigError("--release and --all-releases exclude each other")
+    if source is None:
+        from kindex_olap.importers.liger import pypi
+
+        if all_releases:
+            return pypi.all_release_csvs()
+        return pypi.release_csvs(release)
+    if source.startswith(("http://", "https://")):
+        from kindex_olap.importers.liger import pypi
+
+        return [pypi.fetch_url(source)]
+    path = Path(source)
+    if path.is_dir():
+        found = sorted(path.glob("all_benchmark_data*.csv"))
+        if not found:
+            raise SourceError(f"{path}: no all_benchmark_data*.csv in this folder")
+        return found
+    if not path.is_file():
+        raise SourceError(f"{path}: no such CSV file")
+    return [path]

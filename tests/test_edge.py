@@ -1,0 +1,186 @@
+"""The error edge, as a user meets it: real `python -m kindex_olap` processes given a bad path, a
+lake where nothing can be written, a full disk, a damaged lake and a closed pipe. Each ends with
+one line on stderr naming the file (and a hint saying what to do), a documented exit code, and
+never a traceback."""
+
+from __future__ import annotations
+
+import re
+import resource
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import REPO, SEEDS
+
+from kindex_olap.ingestion.pipeline import ingest
+from kindex_olap.lake.store import Lake
+
+pytestmark = pytest.mark.shared_data
+
+
+def kindex(
+    *args: str, cwd: Path, preexec_fn: Callable[[], None] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kindex_olap", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        preexec_fn=preexec_fn,
+    )
+
+
+def assert_one_error(done: subprocess.CompletedProcess[str], code: int, *names: str) -> str:
+    """The process exited with `code` after one `error:` line (and at most one `hint:` line)
+    that names each of `names`; returns that line."""
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert 1 <= len(lines) <= 2 and lines[0].startswith("error: "), done.stderr
+    assert all(line.startswith("hint: ") for line in lines[1:]), done.stderr
+    for name in names:
+        assert name in lines[0], done.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def seeded(tmp_path: Path) -> Path:
+    lake = tmp_path / "lake"
+    assert ingest([SEEDS], lake).runs_added == 3
+    return lake
+
+
+def test_an_input_that_does_not_exist(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    done = kindex("ingest", str(missing), "--lake", str(tmp_path / "lake"), cwd=tmp_path)
+    assert_one_error(done, 2, str(missing), "does not exist")
+
+
+def test_a_lake_under_proc_cannot_be_created(tmp_path: Path) -> None:
+    done = kindex("ingest", str(SEEDS), "--lake", "/proc/kindex-lake", cwd=tmp_path)
+    line = assert_one_error(done, 2, "/proc/kindex-lake")
+    assert "check the path" in line
+
+
+def test_a_lake_under_sys_is_not_permitted(tmp_path: Path) -> None:
+    done = kindex("ingest", str(SEEDS), "--lake", "/sys/kernel/kindex-lake", cwd=tmp_path)
+    line = assert_one_error(done, 2, "/sys/kernel/kindex-lake")
+    assert "permission denied" in line and "--lake DIR" in line
+
+
+@pytest.mark.parametrize(
+    "limit",
+    [
+        pytest.param(1_000, id="while-creating-the-lake"),  # DuckDB writes the empty tables
+        pytest.param(3_000, id="while-staging"),  # Python writes the staged rows
+    ],
+)
+def test_a_full_disk_commits_nothing_and_names_the_file(tmp_path: Path, limit: int) -> None:
+    lake = tmp_path / "lake"
+
+    def small_files() -> None:  # Python ignores SIGXFSZ, so a write past the limit gets EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    done = kindex("ingest", str(SEEDS), "--lake", str(lake), cwd=tmp_path, preexec_fn=small_files)
+    line = assert_one_error(done, 3, "cannot write " + str(lake), "File too large")
+    assert "nothing was committed" in line
+    again = kindex("ingest", str(SEEDS), "--lake", str(lake), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "3 runs added" in again.stderr
+
+
+def test_a_truncated_parquet_file_is_named(seeded: Path, tmp_path: Path) -> None:
+    damaged = Path(Lake(seeded).snapshot().files("runs")[0])
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    lake = ["--lake", str(seeded)]
+    for command in (["query", "speedup jsd"], ["sql", "SELECT count(*) FROM runs"], ["compact"]):
+        done = kindex(*command, *lake, cwd=tmp_path)
+        assert_one_error(done, 3, str(damaged))
+        assert "ingest the bundles again into a new lake" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("file", "garbage"),
+    [("_kindex/CURRENT", b"garbage\n"), ("kindex-lake.json", b"\x00\xff{")],
+)
+def test_garbage_in_the_lake_s_own_files_is_named(
+    seeded: Path, tmp_path: Path, file: str, garbage: bytes
+) -> None:
+    (seeded / file).write_bytes(garbage)
+    for command in (["query", "gpus"], ["ingest", str(SEEDS)], ["rejects"]):
+        done = kindex(*command, "--lake", str(seeded), cwd=tmp_path)
+        assert_one_error(done, 3, str(seeded / file))
+        assert "hint: " in done.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'kindex query "speedup kl_div" --lake LAKE | head -1',
+        'kindex query "speedup kl_div" --lake LAKE --format csv | head -1',
+        'kindex sql "SELECT * FROM runs" --lake LAKE --format csv | head -1',
+    ],
+)
+def test_a_closed_pipe_ends_quietly(liger_history_lake: Path, tmp_path: Path, command: str) -> None:
+    kindex_command = f"{sys.executable} -m kindex_olap"
+    script = command.replace("kindex", kindex_command, 1).replace("LAKE", str(liger_history_lake))
+    done = subprocess.run(
+        ["bash", "-c", script + '; echo "status=${PIPESTATUS[0]}" >&2'],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert len(done.stdout.splitlines()) == 1, done.stdout
+    assert "status=0" in done.stderr, done.stderr
+    assert "BrokenPipe" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+# Each documented exit code and a command that reaches it (LAKE: a lake holding the seeds).
+REACHED = {
+    0: ["query", "gpus", "--lake", "LAKE"],
+    1: ["ingest", "BROKEN", "--lake", "LAKE"],
+    2: ["query", "gpus", "--format", "xml", "--lake", "LAKE"],
+    3: ["query", "gpus", "--lake", "NOT_A_LAKE"],
+    4: ["ingest", "EMPTY", "--lake", "LAKE"],
+    5: ["query", "speedup jsdd", "--lake", "LAKE"],
+    6: ["import", "liger", "BAD_CSV", "--raw", "RAW", "--lake", "LAKE"],
+}
+# Reached in another test: Ctrl-C during an ingest.
+REACHED_ELSEWHERE = {130: "test_ctrl_c_during_a_parallel_ingest_rolls_back_quietly"}
+
+
+@pytest.mark.parametrize(("code", "command"), REACHED.items())
+def test_every_documented_exit_code_is_reachable(
+    seeded: Path, tmp_path: Path, code: int, command: list[str]
+) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "broken.json").write_text('{"not": "a bundle"}')
+    (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
+    places = {
+        "LAKE": seeded,
+        "NOT_A_LAKE": tmp_path,
+        "BROKEN": tmp_path / "broken.json",
+        "EMPTY": tmp_path / "empty",
+        "BAD_CSV": tmp_path / "bad.csv",
+        "RAW": tmp_path / "raw",
+    }
+    done = kindex(*[str(places.get(arg, arg)) for arg in command], cwd=tmp_path)
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+
+
+def documented_codes(text: str) -> set[int]:
+    """The codes of an `Exit codes: 0 ...; 1 ...; ...` paragraph."""
+    paragraph = text.split("Exit codes:", 1)[1].split("\n\n", 1)[0]
+    return {int(code) for code in re.findall(r"(?:^|;)\s*(\d+)\s", paragraph)}
+
+
+def test_the_documented_exit_codes_are_the_reachable_ones() -> None:
+    readme = documented_codes((REPO / "README.md").read_text(encoding="utf-8"))
+    edge = documented_codes((REPO / "kindex_olap" / "cli" / "edge.py").read_text(encoding="utf-8"))
+    assert readme == edge == REACHED.keys() | REACHED_ELSEWHERE.keys()
+    elsewhere = (REPO / "tests" / "test_cli_ingest.py").read_text(encoding="utf-8")
+    assert all(f"def {name}(" in elsewhere for name in REACHED_ELSEWHERE.values())
