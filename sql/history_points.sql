@@ -79,3 +79,26 @@ SELECT
     ) AS point_index
 FROM noisy
 ORDER BY series_key, point_index;
+
+-- Leaderboards (cells without a reference implementation, baseline_rule 'fastest': GPU MODE
+-- KernelBot, FlashInfer-Bench): the record staircase, every run that beat the best value of
+-- its cell (leaderboard problem, GPU, metric and statistic) before it, in time order.
+CREATE OR REPLACE MACRO history_records() AS TABLE
+WITH ordered AS (
+    SELECT *,
+           min(value_ns) OVER (
+               PARTITION BY cell_key ORDER BY observed_at, run_id
+               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous_best_ns
+    FROM history_selected
+    WHERE in_query AND baseline_rule = 'fastest'
+)
+SELECT
+    kernel, coalesce(pass, 'unspecified') AS pass, concat_ws(' ', gpu, form_factor) AS gpu,
+    shape, metric, statistic, provider AS implementation, version, observed_at,
+    value_ns / 1e6 AS value_ms, previous_best_ns / 1e6 AS previous_best_ms,
+    previous_best_ns / value_ns AS improvement,
+    row_number() OVER (PARTITION BY cell_key ORDER BY observed_at, run_id) AS record,
+    left("commit", 10) AS "commit", run_id
+FROM ordered
+WHERE previous_best_ns IS NULL OR value_ns < previous_best_ns
+ORDER BY kernel, pass, gpu, shape, metric, statistic, observed_at, run_id;

@@ -510,6 +510,10 @@ def answer(
         # environment shifts of the others)
         clauses.append("NOT is_baseline")
     select_runs(con, scope, clauses, params, options)
+    if verb == "history":
+        records = leaderboard_records(con)
+        if records is not None:
+            return records
     by_run = options.by == "run"
     points = fetch_points(con, version_order(con), by_run)
     steps = analyse(points, options)
@@ -519,6 +523,24 @@ def answer(
         table = steps_table(points, steps, VERB_VERDICTS[verb], points["in_query"])
     table.notes.extend(_notes(points, steps, options))
     return table
+
+
+def leaderboard_records(con: duckdb.DuckDBPyConnection) -> Table | None:
+    """The record staircase when every selected run is in a leaderboard cell (no reference
+    implementation: baseline 'fastest'); None otherwise (mixed selections get the series)."""
+    row = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE baseline_rule = 'fastest') FROM history_selected"
+    ).fetchone()
+    if not row or not row[0] or row[0] != row[1]:
+        return None
+    cursor = con.execute("SELECT * FROM history_records()")
+    rows = cursor.fetchall()
+    columns = [d[0] for d in cursor.description or []]
+    note = (
+        f"leaderboard cells (no reference implementation): {len(rows)} records, each run that "
+        "beat its cell's best before it"
+    )
+    return Table(columns, rows, [note])
 
 
 def _notes(points: Columns, steps: list[Steps], options: HistoryOptions) -> list[str]:
