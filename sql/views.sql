@@ -367,12 +367,13 @@ SELECT
     run_speedup_lo / exp(pair_noise) AS speedup_lo,
     run_speedup_hi * exp(pair_noise) AS speedup_hi,
     kindex_verdict(speedup_lo, speedup_hi) AS verdict,
-    CASE WHEN candidate_runs >= 2 OR baseline_runs >= 2
-              THEN 'replicates ' || candidate_runs || ' vs ' || baseline_runs
-         WHEN candidate_single_timing AND baseline_single_timing THEN 'single timing'
-         WHEN candidate_single_timing THEN 'single timing: candidate'
-         WHEN baseline_single_timing THEN 'single timing: baseline'
-    END AS evidence,
+    nullif(concat_ws('; ',
+        CASE WHEN candidate_single_timing AND baseline_single_timing THEN 'single timing'
+             WHEN candidate_single_timing THEN 'single timing: candidate'
+             WHEN baseline_single_timing THEN 'single timing: baseline' END,
+        CASE WHEN candidate_runs >= 2 OR baseline_runs >= 2
+             THEN 'replicates ' || candidate_runs || ' vs ' || baseline_runs END), '')
+        AS evidence,
     candidate_value * kindex_time_unit_ns(unit) AS candidate_ns,
     baseline_value * kindex_time_unit_ns(unit) AS baseline_ns
 FROM (

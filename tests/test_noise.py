@@ -245,7 +245,7 @@ def test_a_side_with_replicates_uses_their_spread(tmp_path: Path) -> None:
     lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
     result = run_query("speedup jsd", lake)
     (row,) = [dict(zip(result.columns, r, strict=True)) for r in result.rows]
-    assert row["evidence"] == "replicates 3 vs 1"
+    assert row["evidence"] == "replicates 3 vs 1"  # p20 < p80: no single timing
     assert row["noise_source"] == "spread/default"
     liger = math.log(1.10 / 1.00)  # the farthest replicate from the paired run
     torch = math.log1p(settings().latency_class(1.3e6).default_floor) / math.sqrt(2)
