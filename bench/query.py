@@ -230,10 +230,85 @@ def history(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def git_show(rev: str, path: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{rev}:{path}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def before_connection(lake: Path, rev: str) -> tuple[duckdb.DuckDBPyConnection, Any]:
+    """A connection with the views of git revision `rev` over the same lake, and that revision's
+    compile module (loaded from its source), to time the queries before a change in this run."""
+    import importlib.util
+    import tempfile
+
+    from kindex_olap.lake.store import TABLES
+    from kindex_olap.query.engine import file_variable, snapshot_of
+
+    snapshot = snapshot_of(lake)
+    con = duckdb.connect()
+    con.execute("SET parquet_metadata_cache = true").fetchall()
+    for table in TABLES:
+        con.execute(f"SET VARIABLE {file_variable(table)} = ?", [snapshot.files(table)]).fetchall()
+    text = "\n".join(
+        line for line in git_show(rev, "sql/views.sql").splitlines() if not line.startswith("--")
+    )
+    for statement in (part.strip() for part in text.split(";\n")):
+        if statement.strip(";"):
+            con.execute(statement).fetchall()
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
+        handle.write(git_show(rev, "kindex_olap/query/compile.py"))
+    spec = importlib.util.spec_from_file_location("compile_before", handle.name)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["compile_before"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return con, module
+
+
+def before_and_after(lake: Path, rev: str, vocab: Any) -> None:
+    """speedup and summary: this checkout's SQL against revision `rev`'s, same lake, same run."""
+    from kindex_olap.query import noise
+    from kindex_olap.query.compile import compile_query
+    from kindex_olap.query.engine import connect
+    from kindex_olap.query.shorthand import parse
+
+    old_con, old = before_connection(lake, rev)
+    con = connect(lake)
+    started = time.perf_counter()
+    noise.materialize(con)
+    model = (time.perf_counter() - started) * 1000
+    print(f"noise model, once per connection: {model:.0f} ms")
+    for text in ("speedup jsd b200", "summary"):
+        new_sql = compile_query(parse(text, vocab))
+        old_sql = old.compile_query(parse(text, vocab))
+        after, before = [], []
+        for _ in range(7):  # interleaved, so that the machine's load hits both alike
+            before.append(
+                median_ms(lambda c=old_sql: old_con.execute(c.sql, list(c.params)).fetchall(), 1)
+            )
+            after.append(
+                median_ms(lambda c=new_sql: con.execute(c.sql, list(c.params)).fetchall(), 1)
+            )
+        print(
+            f"{text!r}: before ({rev}) min {min(before):.0f} / median "
+            f"{statistics.median(before):.0f} ms, after min {min(after):.0f} / median "
+            f"{statistics.median(after):.0f} ms: ratio of minima {min(after) / min(before):.2f}, "
+            f"of medians {statistics.median(after) / statistics.median(before):.2f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=1_000_000)
     parser.add_argument("--work", type=Path, default=Path("/tmp/kindex-bench"))
+    parser.add_argument(
+        "--before", default="", help="a git revision: time speedup and summary against its SQL"
+    )
+    parser.add_argument("--only-before", action="store_true", help="only the --before comparison")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     lake = build_lake(args.work, args.runs)
@@ -246,10 +321,14 @@ def main() -> None:
     runs = con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
     files = len(snapshot_files(lake))
     print(f"lake: {runs} runs in {files} runs file(s); duckdb {duckdb.__version__}")
+    vocab = load_vocabulary(con)
+    if args.before:
+        before_and_after(lake, args.before, vocab)
+        if args.only_before:
+            return
     started = time.perf_counter()
     mat = materialized(lake)
     print(f"materialized in-memory tables in {time.perf_counter() - started:.1f} s")
-    vocab = load_vocabulary(con)
     vocabulary = median_ms(lambda: load_vocabulary(con))
     print(f"load_vocabulary: {vocabulary:.0f} ms")
     for text in ("speedup jsd b200", "summary"):

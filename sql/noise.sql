@@ -9,13 +9,12 @@
 -- The model: per environment (a GPU system) and latency class (of the pair's geometric mean),
 -- the floor is the kindex_noise_quantile() quantile of |change| of its replicate pairs: the
 -- run-to-run change that 95 % of repeats of the same code stay within. A class needs
--- kindex_noise_min_pairs() pairs (source 'replicates'); with fewer, the same class pooled over
--- every environment of the lake is used when it has enough (source 'pooled'), else the
--- documented default (source 'default'). No floor is below kindex_noise_min_floor().
+-- kindex_noise_min_pairs() pairs (source 'replicates'); with fewer, the class's documented
+-- default (source 'default'). No floor is below kindex_noise_min_floor().
 -- Floors are relative changes (0.30: 30 %); the rule works in log space, ln(1 + floor).
 --
--- kindex_olap/query/noise.py reads the settings below (one set of constants) and replaces the
--- view noise_model with a table computed once per connection.
+-- kindex_olap/query/noise.py reads the settings below (one set of constants) and points the
+-- view noise_model at a table computed once per connection.
 
 -- Settings.
 CREATE OR REPLACE MACRO kindex_noise_quantile() AS 0.95;
@@ -37,64 +36,85 @@ SELECT * FROM (VALUES
 CREATE OR REPLACE MACRO kindex_latency_class_rank(ns) AS
     CASE WHEN ns < 1e5 THEN 1 WHEN ns < 1e6 THEN 2 WHEN ns < 1e7 THEN 3 WHEN ns >= 1e7 THEN 4 END;
 
--- Replicate pairs (see the header), every time-unit metric, newest first per series.
-CREATE OR REPLACE VIEW replicate_pairs AS
-WITH timed AS (
-    SELECT run_id, kernel, pass, provider, implementation_digest, version, workload_digest,
-           environment_digest, protocol_digest, metric, statistic, unit, observed_at,
-           value * kindex_time_unit_ns(unit) AS ns,
-           CASE WHEN metric = 'latency' THEN latency_p20_ns END AS p20_ns,
-           CASE WHEN metric = 'latency' THEN latency_p80_ns END AS p80_ns
-    FROM runs
-    WHERE status = 'passed' AND value > 0 AND kindex_time_unit_ns(unit) IS NOT NULL
-),
-lagged AS (
-    SELECT *,
-           lag(run_id) OVER w AS previous_run_id,
-           lag(version) OVER w AS previous_version,
-           lag(observed_at) OVER w AS previous_observed_at,
-           lag(ns) OVER w AS previous_ns,
-           lag(p20_ns) OVER w AS previous_p20_ns,
-           lag(p80_ns) OVER w AS previous_p80_ns
-    FROM timed
-    WINDOW w AS (
-        PARTITION BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
-                     statistic, unit, implementation_digest, provider
-        ORDER BY observed_at, run_id)
+-- Series of repeats: every passed run of one implementation (digest and provider), kernel, pass,
+-- workload, environment, protocol, metric, statistic and unit, as one time-ordered list (ties:
+-- the smallest run id last, so that the last is the run the pairing calls newest); series of
+-- two runs or more; environment_filter: a list of environment digests (NULL: all). Gathering a
+-- list and pairing neighbours cost two thirds of a lag() window over 300k runs.
+CREATE OR REPLACE MACRO replicate_series_for(environment_filter) AS TABLE
+SELECT kernel, pass, provider, implementation_digest, workload_digest, environment_digest,
+       protocol_digest, metric, statistic, unit,
+       list({'run_id': run_id, 'version': version, 'observed_at': observed_at,
+             'ns': value * kindex_time_unit_ns(unit),
+             'p20_ns': CASE WHEN metric = 'latency' THEN latency_p20_ns END,
+             'p80_ns': CASE WHEN metric = 'latency' THEN latency_p80_ns END}
+            ORDER BY observed_at, run_id DESC) AS timeline
+FROM runs
+WHERE status = 'passed' AND value > 0 AND kindex_time_unit_ns(unit) IS NOT NULL
+  AND (environment_filter IS NULL OR list_contains(environment_filter, environment_digest))
+GROUP BY kernel, pass, provider, implementation_digest, workload_digest, environment_digest,
+         protocol_digest, metric, statistic, unit
+HAVING count(*) >= 2;
+
+-- Replicate pairs (see the header): neighbours in a series with the same version.
+CREATE OR REPLACE MACRO replicate_pairs_for(environment_filter) AS TABLE
+WITH
+neighbours AS (
+    SELECT * EXCLUDE (timeline, step), timeline[step] AS a, timeline[step + 1] AS b
+    FROM (SELECT *, unnest(range(1, len(timeline))) AS step
+          FROM replicate_series_for(environment_filter))
 )
 SELECT
-    kernel, pass, provider, version, metric, statistic, unit,
+    kernel, pass, provider, b.version AS version, metric, statistic, unit,
     workload_digest, environment_digest, protocol_digest, implementation_digest,
-    previous_run_id, run_id, previous_observed_at, observed_at,
-    previous_ns, ns, previous_p20_ns, previous_p80_ns, p20_ns, p80_ns,
-    ln(ns / previous_ns) AS log_change,
-    kindex_latency_class_rank(sqrt(ns * previous_ns)) AS class_rank
-FROM lagged
-WHERE previous_ns IS NOT NULL
-  AND previous_version IS NOT DISTINCT FROM version
-  AND previous_observed_at < observed_at;
+    a.run_id AS previous_run_id, b.run_id AS run_id,
+    a.observed_at AS previous_observed_at, b.observed_at AS observed_at,
+    a.ns AS previous_ns, b.ns AS ns,
+    a.p20_ns AS previous_p20_ns, a.p80_ns AS previous_p80_ns, b.p20_ns AS p20_ns,
+    b.p80_ns AS p80_ns,
+    ln(b.ns / a.ns) AS log_change,
+    kindex_latency_class_rank(sqrt(a.ns * b.ns)) AS class_rank
+FROM neighbours
+WHERE a.version IS NOT DISTINCT FROM b.version AND a.observed_at < b.observed_at;
 
--- The model computed from the lake: one row per environment holding time-unit runs and class.
-CREATE OR REPLACE VIEW noise_model_live AS
+-- The newest run of each series with the runs of its version there (itself included): their
+-- count and range in ns. A pairing side that is this run uses their spread as its noise.
+CREATE OR REPLACE MACRO replicate_spread_for(environment_filter) AS TABLE
+SELECT environment_digest, newest.run_id, len(same) AS runs, list_min(same) AS lowest_ns,
+       list_max(same) AS highest_ns
+FROM (
+    SELECT environment_digest, timeline[-1] AS newest,
+           list_transform(
+               list_filter(timeline,
+                           lambda x: x.version IS NOT DISTINCT FROM timeline[-1].version),
+               lambda x: x.ns) AS same
+    FROM replicate_series_for(environment_filter)
+);
+
+CREATE OR REPLACE VIEW replicate_spread AS
+SELECT * FROM replicate_spread_for(NULL);
+
+CREATE OR REPLACE VIEW replicate_pairs AS
+SELECT * FROM replicate_pairs_for(NULL);
+
+-- The model computed from the lake, for some environments (NULL: all): one row per environment
+-- holding time-unit runs and latency class.
+CREATE OR REPLACE MACRO noise_model_for(environment_filter) AS TABLE
 WITH
 environment_classes AS (
     SELECT e.environment_digest, c.*
     FROM (SELECT DISTINCT environment_digest FROM runs
-          WHERE kindex_time_unit_ns(unit) IS NOT NULL) e
+          WHERE kindex_time_unit_ns(unit) IS NOT NULL
+            AND (environment_filter IS NULL
+                 OR list_contains(environment_filter, environment_digest))) e
     CROSS JOIN kindex_latency_classes() c
 ),
 measured AS (
     SELECT environment_digest, class_rank, count(*) AS pairs,
            exp(quantile_cont(abs(log_change), kindex_noise_quantile())) - 1 AS measured_floor,
            exp(median(abs(log_change))) - 1 AS median_change
-    FROM replicate_pairs
+    FROM replicate_pairs_for(environment_filter)
     GROUP BY environment_digest, class_rank
-),
-pooled AS (
-    SELECT class_rank, count(*) AS pairs,
-           exp(quantile_cont(abs(log_change), kindex_noise_quantile())) - 1 AS pooled_floor
-    FROM replicate_pairs
-    GROUP BY class_rank
 ),
 env AS (
     SELECT environment_digest, any_value(product) AS gpu, any_value(form_factor) AS form_factor,
@@ -107,36 +127,37 @@ SELECT
     coalesce(m.pairs, 0) AS pairs,
     m.measured_floor,
     m.median_change,
-    coalesce(p.pairs, 0) AS pooled_pairs,
     greatest(
         CASE WHEN m.pairs >= kindex_noise_min_pairs() THEN m.measured_floor
-             WHEN p.pairs >= kindex_noise_min_pairs() THEN p.pooled_floor
              ELSE ec.default_floor END,
         kindex_noise_min_floor()) AS floor,
-    CASE WHEN m.pairs >= kindex_noise_min_pairs() THEN 'replicates'
-         WHEN p.pairs >= kindex_noise_min_pairs() THEN 'pooled'
-         ELSE 'default' END AS source
+    CASE WHEN m.pairs >= kindex_noise_min_pairs() THEN 'replicates' ELSE 'default' END AS source
 FROM environment_classes ec
 LEFT JOIN measured m USING (environment_digest, class_rank)
-LEFT JOIN pooled p USING (class_rank)
 LEFT JOIN env USING (environment_digest);
 
--- What the pairing reads; kindex_olap.query.noise.materialize points it at a table once per
--- connection (the live view costs a window over every timed run).
+-- What the pairing reads; kindex_olap.query.noise.materialize points noise_model, noise_floors
+-- and replicate_spread at tables that hold the environments a connection's queries need, each
+-- computed once.
 CREATE OR REPLACE VIEW noise_model AS
-SELECT * FROM noise_model_live;
+SELECT * FROM noise_model_for(NULL);
 
--- One row per environment: its four floors in log space, by class rank.
-CREATE OR REPLACE MACRO kindex_noise_floors() AS TABLE
+-- One row per environment: its four floors in log space and their sources, by class rank (a
+-- list indexed by kindex_latency_class_rank), for some environments (NULL: all).
+CREATE OR REPLACE MACRO noise_floors_for(environment_filter) AS TABLE
 SELECT environment_digest,
        list(ln(1 + floor) ORDER BY class_rank) AS log_floors,
        list(source ORDER BY class_rank) AS sources
 FROM noise_model
+WHERE environment_filter IS NULL OR list_contains(environment_filter, environment_digest)
 GROUP BY environment_digest;
 
+CREATE OR REPLACE VIEW noise_floors AS
+SELECT * FROM noise_floors_for(NULL);
+
 -- A side's noise (log half-width): with replicates of its version in the cell, their spread
--- around the paired run; else one run's share of the class floor (two single runs combine to
--- the floor: sqrt(2 * (f / sqrt(2))^2) = f). Never below the minimum floor's share.
+-- around its value; else one run's share of the class floor (two single runs combine to the
+-- floor: sqrt(2 * (f / sqrt(2))^2) = f). Never below the minimum floor's share.
 CREATE OR REPLACE MACRO kindex_side_noise(value, runs, lowest, highest, log_floor) AS
     greatest(
         CASE WHEN runs >= 2 THEN greatest(ln(highest / value), ln(value / lowest))
@@ -151,6 +172,33 @@ CREATE OR REPLACE MACRO kindex_pair_noise(candidate_noise, baseline_noise) AS
 -- no sample count: Liger's do_bench times a call longer than its 10 ms budget's half once).
 CREATE OR REPLACE MACRO kindex_single_timing(samples, value, p20, p80) AS
     coalesce(samples = 1, p20 = value AND p80 = value, false);
+
+-- Per passed time-unit run: its noise as one side of a speedup (log_noise, kindex_side_noise),
+-- where that comes from (noise_source: 'spread' of its replicates, else its class floor's
+-- source), how many runs stand behind it (runs: its version's runs in its series when it is
+-- the series' newest run, else 1), its sample count and whether it is a single timing. The
+-- pairing joins this by run id: computing it there cost a third more planning per query.
+CREATE OR REPLACE MACRO run_noise_for(environment_filter) AS TABLE
+SELECT r.run_id, r.environment_digest,
+       coalesce(s.runs, 1) AS runs,
+       kindex_side_noise(r.ns, s.runs, s.lowest_ns, s.highest_ns, f.log_floors[r.class_rank])
+           AS log_noise,
+       CASE WHEN s.runs >= 2 THEN 'spread' ELSE f.sources[r.class_rank] END AS noise_source,
+       r.samples,
+       kindex_single_timing(r.samples, r.value, r.p20, r.p80) AS single_timing
+FROM (
+    SELECT run_id, environment_digest, samples, value, latency_p20_ns AS p20,
+           latency_p80_ns AS p80, value * kindex_time_unit_ns(unit) AS ns,
+           kindex_latency_class_rank(value * kindex_time_unit_ns(unit)) AS class_rank
+    FROM runs
+    WHERE status = 'passed' AND value > 0 AND kindex_time_unit_ns(unit) IS NOT NULL
+      AND (environment_filter IS NULL OR list_contains(environment_filter, environment_digest))
+) r
+LEFT JOIN noise_floors f USING (environment_digest)
+LEFT JOIN replicate_spread s USING (run_id);
+
+CREATE OR REPLACE VIEW run_noise AS
+SELECT * FROM run_noise_for(NULL);
 
 -- Poisson bootstrap weights: resample b draws case i kindex_poisson_draw(u) times, u from a
 -- seeded integer hash (squaring modulo the prime 2^31 - 1, three rounds: BIGINT arithmetic only, so the same

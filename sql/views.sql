@@ -274,14 +274,8 @@ cell AS (
     GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
              statistic, unit
 ),
--- Per implementation and version of a cell: its newest run, and how many runs it holds and
--- their range (a side's replicates: their spread is its noise, sql/noise.sql).
-version_runs AS (
-    SELECT kernel, pass, workload_digest, environment_digest, protocol_digest, metric, statistic,
-           unit, implementation_digest, version,
-           first(run_id ORDER BY observed_at DESC, run_id) AS run_id,
-           count(*) AS version_runs, min(value) AS version_min, max(value) AS version_max
-    FROM passed
+latest_in_version AS (
+    SELECT first(run_id ORDER BY observed_at DESC, run_id) AS run_id FROM passed
     GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
              statistic, unit, implementation_digest, version
 ),
@@ -297,25 +291,15 @@ sides AS (
                 WHEN ref.reference_provider IS NULL
                      AND s.implementation_digest = ref.fastest_implementation THEN 'fastest'
            END AS side_rule,
-           ref.has_liger AS cell_has_liger
+           ref.has_liger AS cell_has_liger,
+           n.log_noise, n.noise_source, n.runs AS replicate_runs, n.samples AS run_samples,
+           n.single_timing
     FROM (
-        SELECT 'latest' AS pairing, '' AS version_key, true AS latest_in_version, l.*,
-               v.version_runs, v.version_min, v.version_max
-        FROM latest l JOIN version_runs v USING (run_id)
+        SELECT 'latest' AS pairing, '' AS version_key, true AS latest_in_version, * FROM latest
         UNION ALL
         SELECT 'same_version' AS pairing, p.version AS version_key,
-               v.run_id = p.run_id AS latest_in_version, p.*,
-               v.version_runs, v.version_min, v.version_max
-        FROM passed p
-        JOIN version_runs v
-          ON  v.kernel IS NOT DISTINCT FROM p.kernel AND v.pass IS NOT DISTINCT FROM p.pass
-          AND v.workload_digest = p.workload_digest
-          AND v.environment_digest = p.environment_digest
-          AND v.protocol_digest = p.protocol_digest
-          AND v.metric = p.metric AND v.statistic IS NOT DISTINCT FROM p.statistic
-          AND v.unit IS NOT DISTINCT FROM p.unit
-          AND v.implementation_digest = p.implementation_digest
-          AND v.version IS NOT DISTINCT FROM p.version
+               l.run_id IS NOT NULL AS latest_in_version, p.*
+        FROM passed p LEFT JOIN latest_in_version l USING (run_id)
     ) s
     JOIN cell ref
       ON  ref.kernel IS NOT DISTINCT FROM s.kernel AND ref.pass IS NOT DISTINCT FROM s.pass
@@ -324,6 +308,9 @@ sides AS (
       AND ref.protocol_digest = s.protocol_digest
       AND ref.metric = s.metric AND ref.statistic IS NOT DISTINCT FROM s.statistic
       AND ref.unit IS NOT DISTINCT FROM s.unit
+    -- each side's noise, evidence and replicates (sql/noise.sql; time-unit runs only)
+    LEFT JOIN run_noise n
+           ON n.environment_digest = s.environment_digest AND n.run_id = s.run_id
 )
 SELECT
     b.pairing,
@@ -340,12 +327,11 @@ SELECT
     c.version AS candidate_version, b.version AS baseline_version,
     c.observed_at AS candidate_observed_at, b.observed_at AS baseline_observed_at,
     b.latest_in_version AND c.latest_in_version AS latest_in_version,
-    c.samples AS candidate_samples, b.samples AS baseline_samples,
-    kindex_single_timing(c.samples, c.value, c.p20, c.p80) AS candidate_single_timing,
-    kindex_single_timing(b.samples, b.value, b.p20, b.p80) AS baseline_single_timing,
-    c.version_runs AS candidate_runs, b.version_runs AS baseline_runs,
-    c.version_min AS candidate_min, c.version_max AS candidate_max,
-    b.version_min AS baseline_min, b.version_max AS baseline_max,
+    c.log_noise AS candidate_noise, b.log_noise AS baseline_noise,
+    c.noise_source AS candidate_noise_source, b.noise_source AS baseline_noise_source,
+    c.replicate_runs AS candidate_runs, b.replicate_runs AS baseline_runs,
+    c.run_samples AS candidate_samples, b.run_samples AS baseline_samples,
+    c.single_timing AS candidate_single_timing, b.single_timing AS baseline_single_timing,
     b.workload_digest, b.environment_digest, b.protocol_digest,
     c.run_id AS candidate_run_id, b.run_id AS baseline_run_id
 FROM sides b
@@ -367,57 +353,43 @@ CREATE OR REPLACE MACRO kindex_verdict(lo, hi) AS
 
 -- Speedups (time-unit metrics): baseline / candidate. run_speedup_lo/hi is the within-run
 -- interval above; speedup_lo/hi widens it by both sides' run-to-run noise (sql/noise.sql):
--- each side's replicates' spread where its version has several runs in the cell, else its
--- environment and latency class's floor; the verdict reads the widened interval, so `faster`
--- and `slower` hold up to a rerun. evidence says what the interval stands on where it matters.
+-- a side that is the newest run of its series uses the spread of its version's runs there when
+-- it has several (replicates), else its environment and latency class's floor; the verdict
+-- reads the widened interval, so `faster` and `slower` hold up to a rerun. evidence says what
+-- the interval stands on where it matters.
 CREATE OR REPLACE MACRO speedups_for(kernel_filter, environment_filter, pass_filter) AS TABLE
-WITH
-pairs AS (
-    SELECT * FROM comparable_pairs_for(kernel_filter, environment_filter, pass_filter, NULL,
-                                       unit_filter := kindex_time_units())
-    WHERE kindex_time_unit_ns(unit) IS NOT NULL AND candidate_value > 0 AND baseline_value > 0
-),
-noisy AS (
-    SELECT p.*,
-           kindex_side_noise(candidate_value, candidate_runs, candidate_min, candidate_max,
-               f.log_floors[kindex_latency_class_rank(candidate_value * kindex_time_unit_ns(unit))])
-               AS candidate_noise,
-           kindex_side_noise(baseline_value, baseline_runs, baseline_min, baseline_max,
-               f.log_floors[kindex_latency_class_rank(baseline_value * kindex_time_unit_ns(unit))])
-               AS baseline_noise,
-           CASE WHEN candidate_runs >= 2 THEN 'spread'
-                ELSE f.sources[kindex_latency_class_rank(candidate_value * kindex_time_unit_ns(unit))]
-           END AS candidate_noise_source,
-           CASE WHEN baseline_runs >= 2 THEN 'spread'
-                ELSE f.sources[kindex_latency_class_rank(baseline_value * kindex_time_unit_ns(unit))]
-           END AS baseline_noise_source
-    FROM pairs p
-    LEFT JOIN kindex_noise_floors() f USING (environment_digest)
-)
 SELECT
     * EXCLUDE (candidate_value, candidate_p20, candidate_p80, baseline_value, baseline_p20,
-               baseline_p80, candidate_min, candidate_max, baseline_min, baseline_max,
-               candidate_noise, baseline_noise, candidate_noise_source, baseline_noise_source),
+               baseline_p80, candidate_noise, baseline_noise, candidate_noise_source,
+               baseline_noise_source, candidate_single_timing, baseline_single_timing,
+               pair_noise),
     baseline_value / candidate_value AS speedup,
     coalesce(baseline_p20, baseline_value) / coalesce(candidate_p80, candidate_value)
         AS run_speedup_lo,
     coalesce(baseline_p80, baseline_value) / coalesce(candidate_p20, candidate_value)
         AS run_speedup_hi,
-    exp(kindex_pair_noise(candidate_noise, baseline_noise)) - 1 AS noise,
+    exp(pair_noise) - 1 AS noise,
     CASE WHEN candidate_noise_source = baseline_noise_source THEN candidate_noise_source
          ELSE candidate_noise_source || '/' || baseline_noise_source END AS noise_source,
-    run_speedup_lo / exp(kindex_pair_noise(candidate_noise, baseline_noise)) AS speedup_lo,
-    run_speedup_hi * exp(kindex_pair_noise(candidate_noise, baseline_noise)) AS speedup_hi,
+    run_speedup_lo / exp(pair_noise) AS speedup_lo,
+    run_speedup_hi * exp(pair_noise) AS speedup_hi,
     kindex_verdict(speedup_lo, speedup_hi) AS verdict,
-    CASE WHEN candidate_runs >= 2 OR baseline_runs >= 2
-              THEN 'replicates ' || candidate_runs || ' vs ' || baseline_runs
-         WHEN candidate_single_timing AND baseline_single_timing THEN 'single timing'
-         WHEN candidate_single_timing THEN 'single timing: candidate'
-         WHEN baseline_single_timing THEN 'single timing: baseline'
-    END AS evidence,
+    nullif(concat_ws('; ',
+        CASE WHEN candidate_single_timing AND baseline_single_timing THEN 'single timing'
+             WHEN candidate_single_timing THEN 'single timing: candidate'
+             WHEN baseline_single_timing THEN 'single timing: baseline' END,
+        CASE WHEN candidate_runs >= 2 OR baseline_runs >= 2
+             THEN 'replicates ' || candidate_runs || ' vs ' || baseline_runs END), '')
+        AS evidence,
     candidate_value * kindex_time_unit_ns(unit) AS candidate_ns,
     baseline_value * kindex_time_unit_ns(unit) AS baseline_ns
-FROM noisy;
+FROM (
+    SELECT *,
+           sqrt(candidate_noise * candidate_noise + baseline_noise * baseline_noise) AS pair_noise
+    FROM comparable_pairs_for(kernel_filter, environment_filter, pass_filter, NULL,
+                              unit_filter := kindex_time_units())
+    WHERE kindex_time_unit_ns(unit) IS NOT NULL AND candidate_value > 0 AND baseline_value > 0
+);
 
 CREATE OR REPLACE VIEW speedups AS
 SELECT * FROM speedups_for(NULL, NULL, NULL);
@@ -426,7 +398,9 @@ CREATE OR REPLACE MACRO memory_ratios_for(kernel_filter, environment_filter, pas
 AS TABLE
 SELECT
     * EXCLUDE (candidate_value, candidate_p20, candidate_p80, baseline_value, baseline_p20,
-               baseline_p80, candidate_min, candidate_max, baseline_min, baseline_max),
+               baseline_p80, candidate_noise, baseline_noise, candidate_noise_source,
+               baseline_noise_source, candidate_runs, baseline_runs, candidate_samples,
+               baseline_samples, candidate_single_timing, baseline_single_timing),
     baseline_value / candidate_value AS memory_ratio,
     coalesce(baseline_p20, baseline_value) / coalesce(candidate_p80, candidate_value) AS ratio_lo,
     coalesce(baseline_p80, baseline_value) / coalesce(candidate_p20, candidate_value) AS ratio_hi,

@@ -26,8 +26,9 @@ from kindex_olap.sqlfiles import read_sql
 DEFAULT_CANDIDATE = "liger"
 HISTORY_VERBS = ("history", "regressions", "improvements", "changes")  # query/history.py
 PAIR_VERBS = ("speedup", "summary", "memory")
-# verbs whose SQL reads the noise model (computed once per connection before they run)
-NOISE_VERBS = ("speedup", "summary", "noise")
+# verbs whose SQL reads the noise model (computed once per connection before they run; memory
+# pairs through the same comparable_pairs_for)
+NOISE_VERBS = ("speedup", "summary", "memory", "noise")
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ _NOISE = VerbSql(
     select="""gpu, form_factor, environment, latency_class, pairs,
     round(floor * 100, 1) AS floor_pct, source,
     round(measured_floor * 100, 1) AS measured_pct,
-    round(median_change * 100, 2) AS median_change_pct, pooled_pairs""",
+    round(median_change * 100, 2) AS median_change_pct""",
     order="gpu, form_factor, environment, class_rank",
 )
 _LATENCY = VerbSql(
@@ -369,7 +370,7 @@ def run_query(
             return _history(con, query, options)
         compiled = compile_query(query, options)
         if query.verb in NOISE_VERBS:
-            noise.materialize(con)
+            noise.materialize(con, scope_arguments(query)[1])
         result = _execute(con, compiled)
         result.diagnostics.extend(_notes(query, result, vocab))
         if not result.rows:

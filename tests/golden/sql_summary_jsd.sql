@@ -5,64 +5,69 @@ SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environm
 FROM (
 WITH
 cases AS (
-    SELECT *,
-           row_number() OVER (
-               PARTITION BY kernel, pass, environment_digest, metric, statistic, baseline,
-                            candidate
-               ORDER BY workload_digest, protocol_digest, candidate_run_id, baseline_run_id)
-               AS case_index,
-           round(ln(speedup_lo) * 1e9)::BIGINT AS fixed_log_lo,
-           round(ln(speedup_hi) * 1e9)::BIGINT AS fixed_log_hi
-    FROM (SELECT *
+    SELECT * FROM (SELECT *
 FROM speedups_for(?, ?, ?)
 WHERE default_candidate
   AND baseline_rule IS NOT NULL
   AND pairing = 'latest') AS selected
 ),
-draws AS (
-    SELECT * EXCLUDE (u), kindex_poisson_draw(u) AS w
-    FROM (
-        SELECT kernel, pass, environment_digest, metric, statistic, baseline, candidate, r.b,
-               kindex_bootstrap_uniform(r.b, c.case_index) AS u, c.fixed_log_lo, c.fixed_log_hi
-        FROM cases c CROSS JOIN range(1, kindex_bootstrap_resamples() + 1) AS r(b)
-    )
-),
-resamples AS (
-    SELECT kernel, pass, environment_digest, metric, statistic, baseline, candidate, b,
-           sum(w * fixed_log_lo) / sum(w) / 1e9 AS log_lo,
-           sum(w * fixed_log_hi) / sum(w) / 1e9 AS log_hi
-    FROM draws
-    WHERE w > 0
-    GROUP BY kernel, pass, environment_digest, metric, statistic, baseline, candidate, b
-),
-intervals AS (
-    SELECT kernel, pass, environment_digest, metric, statistic, baseline, candidate,
-           exp(quantile_cont(log_lo, 0.025)) AS geomean_lo,
-           exp(quantile_cont(log_hi, 0.975)) AS geomean_hi
-    FROM resamples
-    GROUP BY kernel, pass, environment_digest, metric, statistic, baseline, candidate
-),
-groups AS (
+gathered AS (
     SELECT kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
            baseline, candidate,
            string_agg(DISTINCT baseline_rule, ', ' ORDER BY baseline_rule) AS baseline_rule,
            count(*) AS cases,
-           exp(sum(round(ln(speedup) * 1e9)::BIGINT) / count(*) / 1e9) AS geomean_speedup,
            min(speedup) AS min_speedup,
            max(speedup) AS max_speedup,
            avg(CASE WHEN verdict = 'faster' THEN 1.0 ELSE 0.0 END) AS share_faster,
            count(*) FILTER (WHERE verdict = 'within noise') AS within_noise,
-           count(*) FILTER (WHERE evidence LIKE 'single timing%') AS single_timings
+           count(*) FILTER (WHERE evidence LIKE 'single timing%') AS single_timings,
+           list({'log': ln(speedup), 'lo': ln(speedup_lo), 'hi': ln(speedup_hi)}
+                ORDER BY candidate_run_id, baseline_run_id) AS logs
     FROM cases
     GROUP BY kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
              baseline, candidate
+),
+groups AS (
+    SELECT * EXCLUDE (logs),
+           exp(list_avg(list_transform(logs, lambda x: x.log))) AS geomean_speedup,
+           list_transform(logs, lambda x: x.lo) AS log_lo,
+           list_transform(logs, lambda x: x.hi) AS log_hi
+    FROM gathered
+),
+draws AS (
+    SELECT b, list(kindex_poisson_draw(kindex_bootstrap_uniform(b, i))::DOUBLE ORDER BY i) AS ws
+    FROM range(1, kindex_bootstrap_resamples() + 1) AS r(b)
+    CROSS JOIN (SELECT unnest(range(1, max(cases) + 1)) AS i FROM groups) AS shapes
+    GROUP BY b
+),
+weights AS (
+    SELECT n, b, list_transform(ws, lambda w: w / total) AS ws
+    FROM (
+        SELECT n, b, ws[1:n] AS ws, list_sum(ws[1:n]) AS total
+        FROM (SELECT DISTINCT cases AS n FROM groups) AS sizes CROSS JOIN draws
+    ) AS sliced
+    WHERE total > 0
+),
+numbered AS (
+    SELECT *, row_number() OVER () AS group_id FROM groups
+),
+resampled AS (
+    SELECT g.group_id,
+           list_dot_product(g.log_lo, w.ws) AS log_lo,
+           list_dot_product(g.log_hi, w.ws) AS log_hi
+    FROM numbered g JOIN weights w ON w.n = g.cases
+),
+bounds AS (
+    SELECT group_id,
+           exp(min(log_lo, ceil(0.025 * kindex_bootstrap_resamples())::BIGINT)
+               [greatest(1, ceil(0.025 * count(*)))::BIGINT]) AS geomean_lo,
+           exp(max(log_hi, ceil(0.025 * kindex_bootstrap_resamples())::BIGINT)
+               [greatest(1, ceil(0.025 * count(*)))::BIGINT]) AS geomean_hi
+    FROM resampled
+    GROUP BY group_id
 )
-SELECT g.*, i.geomean_lo, i.geomean_hi, kindex_verdict(i.geomean_lo, i.geomean_hi) AS verdict
-FROM groups g
-LEFT JOIN intervals i
-  ON  i.kernel IS NOT DISTINCT FROM g.kernel AND i.pass IS NOT DISTINCT FROM g.pass
-  AND i.environment_digest = g.environment_digest AND i.metric = g.metric
-  AND i.statistic IS NOT DISTINCT FROM g.statistic AND i.baseline = g.baseline
-  AND i.candidate = g.candidate)
+SELECT g.* EXCLUDE (log_lo, log_hi, group_id), b.geomean_lo, b.geomean_hi,
+       kindex_verdict(b.geomean_lo, b.geomean_hi) AS verdict
+FROM numbered g JOIN bounds b USING (group_id))
 ORDER BY kernel, pass, gpu, environment, metric, statistic, baseline, candidate
 -- parameters: [["jsd"], null, null]
