@@ -69,7 +69,7 @@ noisy AS (
                                       f.log_floors[kindex_latency_class_rank(p.baseline_ns)]))
            END AS speedup_noise,
            f.sources[kindex_latency_class_rank(p.baseline_ns)] AS baseline_floor_source
-    FROM p LEFT JOIN kindex_noise_floors() f USING (environment_digest)
+    FROM p LEFT JOIN noise_floors f USING (environment_digest)
 )
 SELECT
     *,

@@ -15,8 +15,9 @@ The rules (docs/history.md says why, with measured false-alarm and detection rat
 - noise: the noise model's (sql/noise.sql, issue 17): a point of several runs brings their
   spread, a point of one run its share of its environment and latency class's floor (the 95th
   percentile of repeats' change); the step's noise (both points') is read as 1.96 standard
-  errors. Where a single run's floor is only the documented default (no replicates, not even
-  pooled), the step is `insufficient data` rather than judged on one run's interval;
+  errors (never one run's own p20/p80). The `rule` column names the floor's source
+  (`replicates` of the environment and class, else the documented `default`); a side with no
+  noise estimate at all makes the step `insufficient data`;
 - series of MIN_POINTS or more points: change points by E-Divisive (query/changepoints.py);
 - every test's p-value goes through one Benjamini-Hochberg correction over everything the
   query tests (for `kindex check`, the whole lake), flagged at q <= ALPHA.
@@ -105,8 +106,12 @@ def select_runs(
         )
         args = [*scope, *params]
     try:
-        noise.materialize(con)
         con.execute(sql, args).fetchall()
+        # the noise model of the selected runs' environments (computed once per connection)
+        environments = con.execute(
+            "SELECT DISTINCT environment_digest FROM history_selected"
+        ).fetchall()
+        noise.materialize(con, [row[0] for row in environments])
         if not _has_macro(con, "history_points"):
             for statement in statements("history_points.sql"):
                 con.execute(statement).fetchall()
@@ -213,7 +218,7 @@ def latency_steps(points: Columns, threshold: float) -> Steps:
         & (np.abs(base_change) > bound)
         & (np.abs(speedup_change) <= bound)
     )
-    judged = _judged(points, start, to, "floor_source")
+    judged = _judged(points["noise"], start, to)
     ratio = points["median_ns"][to] / points["median_ns"][start]
     rule = _rules(points, start, to, "noise")
     return Steps(
@@ -229,9 +234,7 @@ def speedup_steps(points: Columns) -> Steps:
     start, to = start[has], to[has]
     log_change = np.log(speedup[to] / speedup[start])
     se = _step_se(points["speedup_noise"], start, to)
-    judged = _judged(points, start, to, "floor_source") & _judged(
-        points, start, to, "baseline_floor_source"
-    )
+    judged = _judged(points["speedup_noise"], start, to)
     rule = _rules(points, start, to, "speedup_noise")
     no_shift = np.zeros(len(to), dtype=bool)
     return Steps(
@@ -247,13 +250,10 @@ def _step_se(noise: NDArray[Any], start: NDArray[np.intp], to: NDArray[np.intp])
     return np.asarray(half / Z95)
 
 
-def _judged(
-    points: Columns, start: NDArray[np.intp], to: NDArray[np.intp], source: str
-) -> NDArray[np.bool_]:
-    """False where a side is one run whose class floor is only the documented default."""
-    runs = points["runs"]
-    guess = points[source] == "default"
-    return np.asarray(~(((runs[start] < 2) & guess[start]) | ((runs[to] < 2) & guess[to])))
+def _judged(noise: NDArray[Any], start: NDArray[np.intp], to: NDArray[np.intp]) -> NDArray[Any]:
+    """False where a side has no noise estimate (its environment is not in the noise model)."""
+    values = noise.astype(float)
+    return np.asarray(np.isfinite(values[start]) & np.isfinite(values[to]))
 
 
 def _rules(points: Columns, start: NDArray[np.intp], to: NDArray[np.intp], noise: str) -> list[str]:
