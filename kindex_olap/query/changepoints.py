@@ -25,6 +25,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -242,3 +243,80 @@ def benjamini_hochberg(pvalues: Sequence[float] | NDArray[np.float64]) -> NDArra
     out = np.empty(m)
     out[order] = np.minimum(adjusted, 1.0)
     return out
+
+
+# -- many series at once ---------------------------------------------------------------------
+
+
+def first_split_pvalues(matrix: NDArray[np.float64], min_size: int = MIN_SIZE) -> NDArray[Any]:
+    """For each row of `matrix` (series of one length), the p-value of its best single split:
+    strongest_split_pvalue row by row, in arrays. The divisive search stops at once for a series
+    whose first split is not significant at the relaxed level, so only the others need
+    change_points(); at a lake's thousands of series this is most of the work."""
+    k, n = matrix.shape
+    if n < 2 * min_size or k == 0:
+        return np.ones(k)
+    out = np.empty(k)
+    for begin in range(0, k, 2048):  # bounded memory: 2048 x n x n distances at a time
+        out[begin : begin + 2048] = _first_split_block(matrix[begin : begin + 2048], min_size)
+    return out
+
+
+def _first_split_block(z: NDArray[np.float64], min_size: int) -> NDArray[Any]:
+    k, n = z.shape
+    distances = np.abs(z[:, :, None] - z[:, None, :])
+    prefix = np.zeros((k, n + 1, n + 1))
+    prefix[:, 1:, 1:] = distances.cumsum(axis=1).cumsum(axis=2)
+    tau = np.arange(min_size, n - min_size + 1)[:, None]
+    kappa = np.arange(2 * min_size, n + 1)[None, :]
+    valid = kappa - tau >= min_size
+    kappa_safe = np.where(valid, kappa, tau + min_size)
+    left, right = tau, kappa_safe - tau
+    cross = prefix[:, tau, kappa_safe] - prefix[:, tau, tau]
+    within_left = prefix[:, tau, tau] / 2
+    within_right = (
+        prefix[:, kappa_safe, kappa_safe]
+        - prefix[:, tau, kappa_safe]
+        - prefix[:, kappa_safe, tau]
+        + prefix[:, tau, tau]
+    ) / 2
+    total = left + right
+    q = (
+        2 / total * cross
+        - 2 * right / (total * (left - 1)) * within_left
+        - 2 * left / (total * (right - 1)) * within_right
+    )
+    q = np.where(valid[None, :, :], q, -np.inf)
+    flat = q.reshape(k, -1).argmax(axis=1)
+    i, j = np.unravel_index(flat, valid.shape)
+    t_idx = tau[i, 0]
+    k_idx = kappa[0, j]
+    return _t_test_rows(z, t_idx, k_idx)
+
+
+def _t_test_rows(z: NDArray[np.float64], tau: NDArray[Any], kappa: NDArray[Any]) -> NDArray[Any]:
+    """t_test(z[r, :tau[r]], z[r, tau[r]:kappa[r]]) for every row r (ddof=0 sides, pooled)."""
+    rows = np.arange(len(z))
+    cs = np.zeros((len(z), z.shape[1] + 1))
+    cs2 = np.zeros_like(cs)
+    cs[:, 1:] = z.cumsum(axis=1)
+    cs2[:, 1:] = (z * z).cumsum(axis=1)
+    n1, n2 = tau.astype(float), (kappa - tau).astype(float)
+    s1, s2 = cs[rows, tau], cs[rows, kappa] - cs[rows, tau]
+    q1, q2 = cs2[rows, tau], cs2[rows, kappa] - cs2[rows, tau]
+    m1, m2 = s1 / n1, s2 / n2
+    var1 = np.maximum(q1 / n1 - m1 * m1, 0.0)
+    var2 = np.maximum(q2 / n2 - m2 * m2, 0.0)
+    df = n1 + n2 - 2
+    pooled = ((n1 - 1) * var1 + (n2 - 1) * var2) / df
+    scale = np.sqrt(pooled * (1 / n1 + 1 / n2))
+    diff = np.abs(m1 - m2)
+    p = np.ones(len(z))
+    # the same rounding floor as t_test's exact zero: a constant side is not a perfect split
+    positive = scale > 1e-12 * np.maximum(np.abs(m1) + np.abs(m2), 1e-300)
+    t = np.divide(diff, scale, out=np.zeros(len(z)), where=positive)
+    p[positive] = [
+        student_t_sf2(float(a), float(b)) for a, b in zip(t[positive], df[positive], strict=True)
+    ]
+    p[~positive & (diff > 0)] = 0.0
+    return p

@@ -27,7 +27,6 @@ SQL lives in sql/history.sql (runs with their nearest baseline) and sql/history_
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -280,30 +279,39 @@ def _noise_rule(runs_from: int, runs_to: int, sigma: float, pairs: int) -> str:
 def changepoint_tests(points: Columns, steps: Steps, values: str) -> list[float]:
     """E-Divisive on each series of MIN_POINTS or more points (log values): mark the steps at a
     change point with its p-value; return the p-values of series without one (for the
-    correction, which must count every series tested)."""
+    correction, which must count every series tested). Series of one length are screened
+    together (changepoints.first_split_pvalues); only those whose first split passes the
+    relaxed level run the whole split and merge."""
     steps.changepoint = np.zeros(len(steps.to), dtype=bool)
     steps.cp_pvalue = np.ones(len(steps.to))
     by_to = {int(t): i for i, t in enumerate(steps.to)}
     key = points["series_key"]
     bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
+    starts, lengths = bounds[:-1], np.diff(bounds)
+    series_values = points[values].astype(float)
     quiet: list[float] = []
-    for begin, end in itertools.pairwise(bounds):
-        series = points[values][begin:end]
-        if end - begin < cp.MIN_POINTS or not np.all(np.isfinite(series)):
-            continue
-        found = cp.change_points(series)
-        if not found:
-            quiet.append(cp.strongest_split_pvalue(series))
-        for point in found:
-            i = by_to.get(int(begin + point.index))
-            if i is None:
-                continue
-            steps.changepoint[i] = True
-            steps.cp_pvalue[i] = point.pvalue
-            steps.rule[i] = (
-                f"change point (E-Divisive, p={point.pvalue:.2g}, "
-                f"{end - begin} points); " + steps.rule[i]
-            )
+    relaxed = cp.MAX_PVALUE * 10
+    for length in np.unique(lengths[lengths >= cp.MIN_POINTS]):
+        begins = starts[lengths == length]
+        matrix = series_values[begins[:, None] + np.arange(length)[None, :]]
+        finite = np.isfinite(matrix).all(axis=1)
+        begins, matrix = begins[finite], matrix[finite]
+        first = cp.first_split_pvalues(matrix)
+        quiet.extend(first[first > relaxed].tolist())
+        for begin, series in zip(begins[first <= relaxed], matrix[first <= relaxed], strict=True):
+            found = cp.change_points(series)
+            if not found:
+                quiet.append(cp.strongest_split_pvalue(series))
+            for point in found:
+                i = by_to.get(int(begin + point.index))
+                if i is None:
+                    continue
+                steps.changepoint[i] = True
+                steps.cp_pvalue[i] = point.pvalue
+                steps.rule[i] = (
+                    f"change point (E-Divisive, p={point.pvalue:.2g}, {length} points); "
+                    + steps.rule[i]
+                )
     return quiet
 
 
