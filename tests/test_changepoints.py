@@ -90,3 +90,17 @@ def test_benjamini_hochberg_known_values() -> None:
     # sorted 0.005, 0.01, 0.03, 0.04 -> x4/1, x4/2, x4/3, x4/4 -> 0.02, 0.02, 0.04, 0.04
     assert benjamini_hochberg(p) == pytest.approx([0.02, 0.04, 0.04, 0.02])
     assert len(benjamini_hochberg([])) == 0
+
+
+def test_many_series_at_once_match_one_at_a_time() -> None:
+    from kindex_olap.query.changepoints import first_split_pvalues, student_t_sf2_array
+
+    rng = np.random.default_rng(4)
+    t = np.abs(rng.normal(0, 3, 2000))
+    df = rng.integers(2, 40, 2000).astype(float)
+    scalar = [student_t_sf2(float(a), float(b)) for a, b in zip(t, df, strict=True)]
+    assert student_t_sf2_array(t, df) == pytest.approx(scalar, rel=1e-10, abs=1e-15)
+    steps = np.c_[np.zeros((50, 5)), np.full((50, 4), 0.3)]
+    series = np.r_[rng.normal(0, 0.05, (300, 9)), steps + rng.normal(0, 0.05, (50, 9))]
+    one_by_one = [strongest_split_pvalue(row) for row in series]
+    assert first_split_pvalues(series) == pytest.approx(one_by_one, rel=1e-9, abs=1e-15)

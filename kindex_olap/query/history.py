@@ -146,11 +146,22 @@ def version_order(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [r[0] for r in [*parsed, *other]]
 
 
+# what the rules and the answers read of history_points (fetching every column into numpy cost
+# twice the query itself at 300k runs)
+POINT_COLUMNS = (
+    "series_key", "kernel", "pass", "gpu", "form_factor", "shape", "provider", "baseline",
+    "is_baseline", "version", "run_id", "runs", "median_ns", "p20_ns", "p80_ns", "min_ns",
+    "max_ns", "log_mean", "baseline_ns", "speedup", "speedup_log_mean", "noise",
+    "speedup_noise", "floor_source", "first_observed", "last_observed", "commits", "in_query",
+)  # fmt: skip
+
+
 def fetch_points(con: duckdb.DuckDBPyConnection, order: list[str], by_run: bool) -> Columns:
     """The points of every selected series, in series and point order, as numpy columns
     (NULL numbers as NaN, NULL text as None)."""
     try:
-        raw = con.execute("SELECT * FROM history_points(?, ?)", [order, by_run]).fetchnumpy()
+        sql = f"SELECT {', '.join(POINT_COLUMNS)} FROM history_points(?, ?)"  # fixed names
+        raw = con.execute(sql, [order, by_run]).fetchnumpy()
     except duckdb.Error as e:
         raise QueryError(f"history query failed: {e}") from e
     return {name: _filled(values) for name, values in raw.items()}
@@ -182,11 +193,23 @@ class Steps:
     log_change: NDArray[np.float64]
     se: NDArray[np.float64]  # standard error of log_change
     pvalue: NDArray[np.float64]
-    rule: list[str]
+    rule_parts: tuple[NDArray[Any], NDArray[Any], NDArray[Any], NDArray[Any]]  # runs, noise, source
     judged: NDArray[np.bool_]  # False: one side is a single run in a class without replicates
     shift: NDArray[np.bool_]  # the baseline made the same step (latency only)
     changepoint: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
     cp_pvalue: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    cp_note: dict[int, str] = field(default_factory=dict)
+
+    def rule(self, j: int) -> str:
+        """What decided step j (formatted only for the rows shown)."""
+        runs_from, runs_to, half, source = (part[j] for part in self.rule_parts)
+        text = (
+            f"step ({int(runs_from)}->{int(runs_to)} runs; noise "
+            f"+-{math.expm1(float(half)):.1%}, floor: {source})"
+        )
+        note = self.cp_note.get(j)
+        return f"{note}; {text}" if note else text
+
     qvalue: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     verdict: list[str] = field(default_factory=list)
 
@@ -255,13 +278,11 @@ def _judged(noise: NDArray[Any], start: NDArray[np.intp], to: NDArray[np.intp]) 
     return np.asarray(np.isfinite(values[start]) & np.isfinite(values[to]))
 
 
-def _rules(points: Columns, start: NDArray[np.intp], to: NDArray[np.intp], noise: str) -> list[str]:
-    runs, half, source = points["runs"], points[noise], points["floor_source"]
-    return [
-        f"step ({int(runs[a])}->{int(runs[b])} runs; noise "
-        f"+-{math.expm1(float(np.hypot(half[a], half[b]))):.1%}, floor: {source[b]})"
-        for a, b in zip(start, to, strict=True)
-    ]
+def _rules(
+    points: Columns, start: NDArray[np.intp], to: NDArray[np.intp], noise: str
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any], NDArray[Any]]:
+    runs, half = points["runs"], points[noise].astype(float)
+    return runs[start], runs[to], np.hypot(half[start], half[to]), points["floor_source"][to]
 
 
 def _two_sided(change: NDArray[np.float64], se: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -308,10 +329,8 @@ def changepoint_tests(points: Columns, steps: Steps, values: str) -> list[float]
                     continue
                 steps.changepoint[i] = True
                 steps.cp_pvalue[i] = point.pvalue
-                steps.rule[i] = (
-                    f"change point (E-Divisive, p={point.pvalue:.2g}, {length} points); "
-                    + steps.rule[i]
-                )
+                note = f"change point (E-Divisive, p={point.pvalue:.2g}, {length} points)"
+                steps.cp_note[i] = note
     return quiet
 
 
@@ -492,7 +511,7 @@ def steps_table(
                     points["provider"][t], s.series, points["version"][f],
                     points["version"][t], _num(value[f]), _num(value[t]), _num(s.ratio[j]),
                     _num(s.ratio[j] * math.exp(-half)), _num(s.ratio[j] * math.exp(half)),
-                    s.verdict[j], s.rule[j], float(s.qvalue[j]),
+                    s.verdict[j], s.rule(j), float(s.qvalue[j]),
                     points["commits"][f] or None, points["commits"][t] or None,
                     points["last_observed"][t].item(),
                 )
