@@ -25,6 +25,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -90,6 +91,9 @@ def _split(x: NDArray[np.float64], max_pvalue: float, min_size: int) -> list[int
         _, index, start, kappa = best
         # the two pieces Q-hat compared (a level that comes back after a bump would hide the
         # bump from a test against the whole rest of the segment); merge re-tests whole segments
+        statistic = _t_statistic(x[start:index], x[index:kappa])
+        if statistic is None or statistic[0] < critical_t(statistic[1], max_pvalue):
+            return points
         if t_test(x[start:index], x[index:kappa]) > max_pvalue:
             return points
         points = sorted([*points, index])
@@ -168,17 +172,44 @@ def t_test(left: NDArray[np.float64], right: NDArray[np.float64]) -> float:
     """Two-sided p-value of Student's two-sample t-test (pooled variance), with each side's
     standard deviation taken as Otava does (numpy's default, ddof=0, into scipy's
     ttest_ind_from_stats): the test Otava's p <= 0.001 was tuned with."""
-    n1, n2 = len(left), len(right)
+    statistic = _t_statistic(left, right)
+    if statistic is None:
+        return 1.0
+    t, df = statistic
+    return 0.0 if math.isinf(t) else student_t_sf2(t, df)
+
+
+def _t_statistic(left: NDArray[np.float64], right: NDArray[np.float64]) -> tuple[float, int] | None:
+    """(|t|, degrees of freedom), inf for two constant, different sides; None: no test.
+    Plain Python on these few points: numpy's per-call cost was most of a lake-wide check."""
+    a, b = left.tolist(), right.tolist()
+    n1, n2 = len(a), len(b)
     df = n1 + n2 - 2
     if n1 == 0 or n2 == 0 or df <= 0:
-        return 1.0
-    diff = float(left.mean() - right.mean())
-    var1, var2 = float(left.var()), float(right.var())  # ddof=0, as Otava
+        return None
+    m1, m2 = math.fsum(a) / n1, math.fsum(b) / n2
+    var1 = math.fsum((x - m1) ** 2 for x in a) / n1  # ddof=0, as Otava
+    var2 = math.fsum((x - m2) ** 2 for x in b) / n2
     pooled = ((n1 - 1) * var1 + (n2 - 1) * var2) / df
     scale = math.sqrt(pooled * (1 / n1 + 1 / n2))
+    diff = abs(m1 - m2)
     if scale == 0:
-        return 1.0 if diff == 0 else 0.0
-    return student_t_sf2(abs(diff) / scale, df)
+        return None if diff == 0 else (math.inf, df)
+    return diff / scale, df
+
+
+@lru_cache(maxsize=4096)
+def critical_t(df: int, pvalue: float) -> float:
+    """The |t| whose two-sided p-value is `pvalue` (bisection on student_t_sf2): a split whose
+    statistic falls below it is rejected without computing its p-value."""
+    low, high = 0.0, 1e6
+    for _ in range(200):
+        middle = (low + high) / 2
+        if student_t_sf2(middle, df) > pvalue:
+            low = middle
+        else:
+            high = middle
+    return high
 
 
 def student_t_sf2(t: float, df: float) -> float:

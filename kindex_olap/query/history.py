@@ -319,10 +319,11 @@ def changepoint_tests(points: Columns, steps: Steps, values: str) -> list[float]
         begins, matrix = begins[finite], matrix[finite]
         first = cp.first_split_pvalues(matrix)
         quiet.extend(first[first > relaxed].tolist())
-        for begin, series in zip(begins[first <= relaxed], matrix[first <= relaxed], strict=True):
+        chosen = first <= relaxed
+        for begin, series, p in zip(begins[chosen], matrix[chosen], first[chosen], strict=True):
             found = cp.change_points(series)
             if not found:
-                quiet.append(cp.strongest_split_pvalue(series))
+                quiet.append(float(p))  # its strongest split's p-value
             for point in found:
                 i = by_to.get(int(begin + point.index))
                 if i is None:
