@@ -214,10 +214,16 @@ def history(con: duckdb.DuckDBPyConnection) -> None:
     found = run_query(text, con=con).rows
     speedup = median_ms(lambda: run_query(f"speedup {PLANTED_KERNEL}", con=con), 5)
     regressions = median_ms(lambda: run_query(text, con=con), 5)
-    planted = {(r[1], r[2], r[3]) for r in found if r[0] == PLANTED_KERNEL and r[4] == "liger"}
+    # rows: kernel, pass, gpu, shape, implementation, series, from_version, to_version, ...
+    steps = {(r[4], r[5], r[7]) for r in found}
+    planted = [r for r in found if r[4] == "liger" and r[5] == "latency"]
+    at_step = (
+        max((sum(1 for r in planted if r[7] == v), v) for _, _, v in steps) if steps else (0, "")
+    )
     print(
-        f"{text!r}: {len(found)} rows ({len(planted)} of the 288 planted liger cells' steps "
-        f"found); warm {regressions:.0f} ms vs 'speedup {PLANTED_KERNEL}' {speedup:.0f} ms "
+        f"{text!r}: {len(found)} rows; liger latency steps flagged into {at_step[1]} (the planted "
+        f"step): {at_step[0]} of the 288 cells, elsewhere: {len(planted) - at_step[0]}; warm "
+        f"{regressions:.0f} ms vs 'speedup {PLANTED_KERNEL}' {speedup:.0f} ms "
         f"(ratio {regressions / speedup:.2f}, target <= 3)"
     )
     summary = median_ms(lambda: run_query("summary", con=con), 3)
