@@ -104,3 +104,15 @@ def test_many_series_at_once_match_one_at_a_time() -> None:
     series = np.r_[rng.normal(0, 0.05, (300, 9)), steps + rng.normal(0, 0.05, (50, 9))]
     one_by_one = [strongest_split_pvalue(row) for row in series]
     assert first_split_pvalues(series) == pytest.approx(one_by_one, rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_segment_from_the_whole_series_prefix_matches_the_slice(seed: int) -> None:
+    from kindex_olap.query.changepoints import _prefix
+
+    x = np.random.default_rng(seed).normal(0, 1, 14)
+    whole = _best_candidate(x, 3, 12, 2, _prefix(x))
+    alone = _best_candidate(x[3:12], 0, 9, 2)
+    assert whole is not None and alone is not None
+    assert (whole[0] - 3, whole[2] - 3) == (alone[0], alone[2])
+    assert whole[1] == pytest.approx(alone[1])

@@ -79,11 +79,12 @@ def _split(x: NDArray[np.float64], max_pvalue: float, min_size: int) -> list[int
     """Divisive search: repeatedly take the best candidate over all current segments and keep
     it while its t-test p-value is at most `max_pvalue`."""
     points: list[int] = []
+    prefix = _prefix(x)
     while True:
         bounds = [0, *points, len(x)]
         best: tuple[float, int, int, int] | None = None
         for start, end in itertools.pairwise(bounds):
-            candidate = _best_candidate(x, start, end, min_size)
+            candidate = _best_candidate(x, start, end, min_size, prefix)
             if candidate is not None and (best is None or candidate[1] > best[0]):
                 best = (candidate[1], candidate[0], start, candidate[2])
         if best is None:
@@ -126,32 +127,37 @@ def _segment_pvalues(x: NDArray[np.float64], points: list[int]) -> list[float]:
     return [t_test(x[bounds[i] : p], x[p : bounds[i + 2]]) for i, p in enumerate(points)]
 
 
+def _prefix(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """prefix[a, b] = sum of |x_i - x_j| over i < a, j < b: every block sum is four lookups."""
+    n = len(x)
+    prefix = np.zeros((n + 1, n + 1))
+    prefix[1:, 1:] = np.abs(x[:, None] - x[None, :]).cumsum(axis=0).cumsum(axis=1)
+    return prefix
+
+
 def _best_candidate(
-    x: NDArray[np.float64], start: int, end: int, min_size: int
+    x: NDArray[np.float64],
+    start: int,
+    end: int,
+    min_size: int,
+    prefix: NDArray[np.float64] | None = None,
 ) -> tuple[int, float, int] | None:
     """(tau, Q-hat, kappa) maximizing Matteson & James's divergence between x[start:tau] and
-    x[tau:kappa] over tau and kappa, both pieces at least `min_size` long; None if too short."""
-    z = x[start:end]
-    n = len(z)
-    if n < 2 * min_size:
+    x[tau:kappa] over tau and kappa, both pieces at least `min_size` long; None if too short.
+    `prefix` (_prefix of the whole series) is computed once per series by the caller."""
+    if end - start < 2 * min_size:
         return None
-    distances = np.abs(z[:, None] - z[None, :])
-    # prefix[a, b] = sum of distances[:a, :b]: every block sum below is four lookups
-    prefix = np.zeros((n + 1, n + 1))
-    prefix[1:, 1:] = distances.cumsum(axis=0).cumsum(axis=1)
-    tau = np.arange(min_size, n - min_size + 1)[:, None]
-    kappa = np.arange(2 * min_size, n + 1)[None, :]
+    p = _prefix(x) if prefix is None else prefix
+    s = start
+    tau = np.arange(s + min_size, end - min_size + 1)[:, None]
+    kappa = np.arange(s + 2 * min_size, end + 1)[None, :]
     valid = kappa - tau >= min_size
     kappa_safe = np.where(valid, kappa, tau + min_size)
-    left, right = tau, kappa_safe - tau
-    cross = prefix[tau, kappa_safe] - prefix[tau, tau]
-    within_left = prefix[tau, tau] / 2  # each pair counted twice in the full block
-    within_right = (
-        prefix[kappa_safe, kappa_safe]
-        - prefix[tau, kappa_safe]
-        - prefix[kappa_safe, tau]
-        + prefix[tau, tau]
-    ) / 2
+    left, right = tau - s, kappa_safe - tau
+    # block sums of the distance matrix from the prefix sums (it is symmetric)
+    cross = p[tau, kappa_safe] - p[s, kappa_safe] - p[tau, tau] + p[s, tau]
+    within_left = (p[tau, tau] - 2 * p[s, tau] + p[s, s]) / 2
+    within_right = (p[kappa_safe, kappa_safe] - 2 * p[tau, kappa_safe] + p[tau, tau]) / 2
     total = left + right
     q = (
         2 / total * cross
@@ -162,7 +168,7 @@ def _best_candidate(
     i, j = np.unravel_index(int(np.argmax(q)), q.shape)
     if not np.isfinite(q[i, j]):
         return None
-    return start + int(tau[i, 0]), float(q[i, j]), start + int(kappa[0, j])
+    return int(tau[i, 0]), float(q[i, j]), int(kappa[0, j])
 
 
 # -- Student's t-test ----------------------------------------------------------------------
