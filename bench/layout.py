@@ -37,7 +37,8 @@ GROUP BY ALL
 def layouts(con: duckdb.DuckDBPyConnection, work: Path) -> dict[str, list[str]]:
     """Write the lake's runs again in each alternative layout; return the file lists."""
     out: dict[str, list[str]] = {}
-    runs = con.sql("SELECT * FROM read_parquet(getvariable('files'))")
+    # kindex's files keep source and year in the folder names (Delta), not inside
+    runs = con.sql("SELECT * FROM read_parquet(getvariable('files'), hive_partitioning = true)")
     unsorted = work / "one-file-unsorted.parquet"
     runs.order("run_id").write_parquet(str(unsorted), compression="zstd")
     out["one file, unsorted (by run id)"] = [str(unsorted)]

@@ -123,7 +123,7 @@ def _bundle(
 
 def build_lake(work: Path, count: int) -> Path:
     lake = work / "lake"
-    if (lake / "_kindex" / "CURRENT").exists():
+    if (lake / "kindex-lake.json").exists():
         return lake
     started = time.perf_counter()
     chunks: list[Path] = []
@@ -164,18 +164,16 @@ def median_ms(fn: Any, repeat: int = 7) -> float:
 def materialized(lake: Path) -> duckdb.DuckDBPyConnection:
     """In-memory DuckDB tables with the lake's data, and the derived views over them."""
     from kindex_olap.lake.store import TABLES
+    from kindex_olap.lake.tables import scan_sql
     from kindex_olap.query.engine import VIEWS_FILE, snapshot_of
     from kindex_olap.sqlfiles import statements
 
     snapshot = snapshot_of(lake)
     con = duckdb.connect()
     for table in TABLES:  # identifiers from kindex's fixed table list
-        sql = f"CREATE TABLE {table} AS SELECT * FROM read_parquet(?, union_by_name = true)"
-        con.execute(sql, [snapshot.files(table)]).fetchall()
-    base = tuple(f"CREATE OR REPLACE VIEW {t} AS" for t in TABLES)
+        con.execute(f"CREATE TABLE {table} AS {scan_sql(table, '?')}", [snapshot.files(table)])
     for statement in statements(VIEWS_FILE):
-        if not statement.startswith(base):
-            con.execute(statement).fetchall()
+        con.execute(statement).fetchall()
     return con
 
 

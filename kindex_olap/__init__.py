@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["IngestReport", "connect", "ingest", "runs", "speedups", "summary"]
+__all__ = ["IngestReport", "connect", "ingest", "plot", "runs", "speedups", "summary"]
 
 if TYPE_CHECKING:
+    from kindex_olap.doors.plot import plot
     from kindex_olap.ingestion.pipeline import IngestReport, ingest
     from kindex_olap.query.api import runs, speedups, summary
 
@@ -30,4 +31,8 @@ def __getattr__(name: str) -> Any:
         from kindex_olap.query import api
 
         return getattr(api, name)
+    if name == "plot":
+        from kindex_olap.doors import plot
+
+        return plot.plot
     raise AttributeError(f"module 'kindex_olap' has no attribute {name!r}")

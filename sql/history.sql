@@ -86,11 +86,11 @@ SELECT
     n.baseline, n.cell_baseline_rule AS baseline_rule,
     n.b.run AS baseline_run_id, n.b.ns AS baseline_ns, n.b.at AS baseline_observed_at,
     CASE WHEN n.baseline_rule IS NULL THEN n.b.ns / n.value_ns END AS speedup,
-    pv.commit AS commit,
+    pv.git_commit,
     coalesce(pv.on_main, true) AS on_main,
     n.source, n.workload_digest, n.environment_digest, n.protocol_digest
 FROM chosen n
-LEFT JOIN (SELECT run_id, any_value(commit) AS commit, bool_or(on_main) AS on_main
+LEFT JOIN (SELECT run_id, any_value(git_commit) AS git_commit, bool_or(on_main) AS on_main
            FROM run_provenance GROUP BY run_id) pv USING (run_id);
 
 CREATE OR REPLACE VIEW history_runs AS

@@ -47,7 +47,7 @@ p AS (
         avg(ln(speedup)) AS speedup_log_mean, stddev_samp(ln(speedup)) AS speedup_log_sd,
         min(observed_at) AS first_observed, max(observed_at) AS last_observed,
         any_value(baseline_observed_at) AS baseline_observed_at,
-        string_agg(DISTINCT left("commit", 10), ' ' ORDER BY left("commit", 10)) AS commits,
+        string_agg(DISTINCT left(git_commit, 10), ' ' ORDER BY left(git_commit, 10)) AS commits,
         bool_or(in_query) AS in_query
     FROM r
     GROUP BY series_key, point_key
@@ -98,7 +98,7 @@ SELECT
     value_ns / 1e6 AS value_ms, previous_best_ns / 1e6 AS previous_best_ms,
     previous_best_ns / value_ns AS improvement,
     row_number() OVER (PARTITION BY cell_key ORDER BY observed_at, run_id) AS record,
-    left("commit", 10) AS "commit", run_id
+    left(git_commit, 10) AS git_commit, run_id
 FROM ordered
 WHERE previous_best_ns IS NULL OR value_ns < previous_best_ns
 ORDER BY kernel, pass, gpu, shape, metric, statistic, observed_at, run_id;

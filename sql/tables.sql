@@ -149,7 +149,7 @@ CREATE TABLE run_provenance (
     provenance_digest VARCHAR NOT NULL,  -- sha256 of the RunProvenance document
     run_id            VARCHAR NOT NULL,  -- the run it describes (runs.run_id)
     source            VARCHAR,           -- what said so, e.g. Liger's benchmark CSV history
-    "commit"          VARCHAR,           -- the git commit that first held the run's numbers
+    git_commit        VARCHAR,           -- the git commit that first held the run's numbers
     on_main           BOOLEAN,           -- that commit is on the main branch's history
     first_seen_at     TIMESTAMP          -- UTC
 );

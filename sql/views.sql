@@ -1,7 +1,9 @@
--- Views over the lake's committed snapshot. Every data file list comes from a DuckDB variable
--- (<table>_files) that kindex_olap.engine sets from the snapshot; engine.init_sql() replaces each
--- getvariable('<table>_files') with a quoted literal list for a persisted .duckdb file or the
--- DuckDB CLI. Partition columns live inside the files, so hive_partitioning is off.
+-- Views over a lake commit. The views of the tables themselves (runs, measurements, ...) come
+-- first, from kindex_olap.lake.tables.scan_sql: each reads its Delta table's data files from a
+-- DuckDB variable (<table>_files) that kindex_olap.query.engine sets from the lake commit, with
+-- the partition columns (source, year) taken from the folder names (Delta keeps them out of the
+-- files). engine.init_sql() replaces each getvariable('<table>_files') with a quoted literal list
+-- for a persisted .duckdb file or the DuckDB CLI.
 --
 -- Comparability: two runs are compared only when they share kernel, pass, workload digest,
 -- environment digest, protocol digest (hence family, timer and statistic), metric and unit.
@@ -26,41 +28,6 @@
 -- Time-like metrics: speedups pair every metric whose unit is a time unit (ns, us, ms, s: e.g.
 -- latency, and GPU MODE's score, a geometric mean of per-case times in s), always within one
 -- metric, statistic, unit and protocol; candidate_ns / baseline_ns convert the value to ns.
-
-CREATE OR REPLACE VIEW runs AS
-SELECT * FROM read_parquet(getvariable('runs_files'), union_by_name = true, hive_partitioning = false);
-
-CREATE OR REPLACE VIEW measurements AS
-SELECT * FROM read_parquet(getvariable('measurements_files'), union_by_name = true, hive_partitioning = false);
-
-CREATE OR REPLACE VIEW environments AS
-SELECT * FROM read_parquet(getvariable('environments_files'), union_by_name = true, hive_partitioning = false);
-
-CREATE OR REPLACE VIEW protocols AS
-SELECT * FROM read_parquet(getvariable('protocols_files'), union_by_name = true, hive_partitioning = false);
-
-CREATE OR REPLACE VIEW workloads AS
-SELECT * FROM read_parquet(getvariable('workloads_files'), union_by_name = true, hive_partitioning = false);
-
-CREATE OR REPLACE VIEW implementations AS
-SELECT * FROM read_parquet(getvariable('implementations_files'), union_by_name = true, hive_partitioning = false);
-
-CREATE OR REPLACE VIEW operations AS
-SELECT * FROM read_parquet(getvariable('operations_files'), union_by_name = true, hive_partitioning = false);
-
-CREATE OR REPLACE VIEW rejects AS
-SELECT * FROM read_parquet(getvariable('rejects_files'), union_by_name = true, hive_partitioning = false);
-
--- Serving runs (MLPerf inference, from KernelIndex exports): kept apart from kernel runs.
-CREATE OR REPLACE VIEW serving_runs AS
-SELECT * FROM read_parquet(getvariable('serving_runs_files'), union_by_name = true, hive_partitioning = false);
-
--- Where runs came from (commit, main branch or not): RunProvenance documents, by run_id.
-CREATE OR REPLACE VIEW run_provenance AS
-SELECT * FROM read_parquet(getvariable('run_provenance_files'), union_by_name = true, hive_partitioning = false);
-
-CREATE OR REPLACE VIEW ingested_files AS
-SELECT * FROM read_parquet(getvariable('ingested_files_files'), union_by_name = true, hive_partitioning = false);
 
 -- The derived views are table macros called without filters; kindex query calls the same
 -- macros with its kernel / environment / pass filters as bound list parameters, so the filters

@@ -16,6 +16,7 @@ import duckdb
 import pytest
 
 from kindex_olap.lake.store import Lake
+from kindex_olap.lake.tables import read_table
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -120,6 +121,25 @@ def liger_history_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "lake"
 
 
+KERNELINDEX_EXPORTS = sorted((SHARED / "data" / "kernelindex").glob("catalog-*.jsonl.zst"))
+
+
+@pytest.fixture(scope="session")
+def real_lake(liger_history_lake: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole real lake, built once per session: Liger's history (a copy of
+    liger_history_lake) plus both KernelIndex catalog exports. Tests only read it."""
+    import shutil
+
+    from kindex_olap.importers.kernelindex.convert import import_kernelindex
+
+    root = tmp_path_factory.mktemp("real")
+    shutil.copytree(liger_history_lake, root / "lake")
+    assert len(KERNELINDEX_EXPORTS) == 2, KERNELINDEX_EXPORTS
+    for export in KERNELINDEX_EXPORTS:
+        import_kernelindex(str(export), raw_dir=root / export.name, lake=root / "lake")
+    return root / "lake"
+
+
 @pytest.fixture
 def tmp_lake(tmp_path: Path) -> Path:
     """A lake folder (not yet created) under the test's tmp_path."""
@@ -127,13 +147,12 @@ def tmp_lake(tmp_path: Path) -> Path:
 
 
 def rows(lake: Path, table: str, where: str = "true") -> list[dict[str, Any]]:
-    """The rows of a lake table in its committed snapshot, read from Parquet with DuckDB."""
+    """The rows of a lake table in its newest lake commit, read from Parquet with DuckDB."""
     files = Lake(lake).snapshot().files(table)
     con = duckdb.connect()
     try:
-        cursor = con.execute(f"SELECT * FROM read_parquet(?) WHERE {where}", [files])
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        relation = read_table(con, table, files).filter(where)
+        return [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
     finally:
         con.close()
 

@@ -25,6 +25,7 @@ from kindex_olap.doors.export import ExportFormat
 from kindex_olap.doors.shell import CLI_STORAGE_VERSION, find_cli
 from kindex_olap.errors import ConfigError
 from kindex_olap.lake.store import TABLES, Lake
+from kindex_olap.lake.tables import scan_sql
 from kindex_olap.query.compile import run_query
 from kindex_olap.query.engine import connect
 
@@ -103,7 +104,7 @@ def test_kindex_shell_passes_arguments_to_duckdb_and_prints_a_banner(
     env = {**os.environ, "TMPDIR": str(tmp_path)}  # where the init file goes, and is removed
     out = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
     assert_same_speedups(json.loads(out.stdout), query_rows(lake))
-    assert f"kindex: lake {lake} (snapshot 1)" in out.stderr
+    assert f"kindex: lake {lake} (lake commit 1)" in out.stderr
     assert "views: runs, measurements," in out.stderr and "speedup_summary" in out.stderr
     assert "-- Loading resources from" in out.stderr
     assert not list(tmp_path.glob("kindex-*.sql"))
@@ -373,7 +374,7 @@ def test_schema_doc_describes_every_column(lake: Path) -> None:
     snapshot = Lake(lake).snapshot()
     raw = duckdb.connect()
     for table in TABLES:
-        sql = "DESCRIBE SELECT * FROM read_parquet(?, union_by_name = true, hive_partitioning = false)"
+        sql = f"DESCRIBE {scan_sql(table, '?')}"
         found[table] = [(r[0], r[1]) for r in raw.execute(sql, [snapshot.files(table)]).fetchall()]
     with connect(lake) as con:
         views = con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()

@@ -205,7 +205,12 @@ def test_ctrl_c_during_a_parallel_ingest_rolls_back_quietly(tmp_path: Path) -> N
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    time.sleep(1.5)
+    deadline = time.monotonic() + 120
+    staged = lake / "_kindex" / "staging"
+    # Interrupt once staging processes are at work (they have written a staged file): before
+    # that, on a busy machine, a worker still starting up would not yet ignore SIGINT.
+    while not any(staged.glob("*/staged-*.ndjson")) and time.monotonic() < deadline:
+        time.sleep(0.02)
     os.killpg(process.pid, signal.SIGINT)
     _, err = process.communicate(timeout=120)
     if process.returncode == 1:  # the machine was fast enough to finish first

@@ -18,25 +18,29 @@ from conftest import SEEDS
 from synthetic import write_jsonl
 
 from kindex_olap.ingestion.pipeline import ingest
-from kindex_olap.lake.compact import compact
-from kindex_olap.lake.store import Lake
+from kindex_olap.lake.compact import compact, vacuum
+from kindex_olap.lake.store import TABLES, Lake
+from kindex_olap.lake.tables import read_table
 
 pytestmark = pytest.mark.slow
 
+# kindex's own points around the Delta commits: one per table the ingest commits, before and
+# after its commit (runs last), and where the ingest stages and writes its files. Each point
+# must really kill the ingest (the test checks), so all of them are reached by this workload.
+COMMITTED_TABLES = ["measurements", "environments", "protocols", "rejects", "ingested_files"]
 FORCED_POINTS = [
     "ingest:batch-staged",
     "ingest:runs-written",
     "ingest:all-written",
     "commit:start",
-    "atomic-write:before-replace",
-    "commit:snapshot-written",
+    *(f"commit:{t}{suffix}" for t in [*COMMITTED_TABLES, "runs"] for suffix in ("", "-done")),
     "commit:done",
 ]
-RANDOM_KILLS = 15
+RANDOM_KILLS = 15  # timed kills: most land inside staging, DuckDB or a delta-rs commit
 
 
 def lake_state(root: Path) -> dict[str, object]:
-    """What a reader of the committed snapshot sees (timestamps of the write left out)."""
+    """What kindex reads from the lake commit it pins (timestamps of the write left out)."""
     snapshot = Lake(root).snapshot()
     con = duckdb.connect()
     state: dict[str, object] = {}
@@ -49,12 +53,42 @@ def lake_state(root: Path) -> dict[str, object]:
         "ingested_files": "SELECT path, sha256 FROM t ORDER BY ALL",
     }
     for table, sql in queries.items():
-        con.execute("SET VARIABLE f = ?", [snapshot.files(table)]).fetchall()
-        con.execute(
-            "CREATE OR REPLACE TEMP VIEW t AS SELECT * FROM read_parquet(getvariable('f'))"
-        ).fetchall()
+        con.register("t", read_table(con, table, snapshot.files(table)))
         state[table] = con.execute(sql).fetchall()
+        con.unregister("t")
     return state
+
+
+def polars_state(root: Path) -> dict[str, object]:
+    """What another engine reads from the Delta tables' newest versions, starting from runs:
+    the runs, and the measurements and environments those runs reference."""
+    import polars as pl
+
+    runs = pl.scan_delta(str(root / "runs")).select(
+        "run_id", "latency_median_ns", "environment_digest"
+    )
+    measurements = pl.scan_delta(str(root / "measurements")).join(runs, on="run_id", how="semi")
+    environments = pl.scan_delta(str(root / "environments")).join(
+        runs, on="environment_digest", how="semi"
+    )
+    return {
+        "runs": runs.select("run_id", "latency_median_ns").sort("run_id").collect().rows(),
+        "measurements": measurements.select("run_id", "statistic", "value")
+        .sort("run_id", "statistic", "value")
+        .collect()
+        .rows(),
+        "environments": environments.select("environment_digest")
+        .sort("environment_digest")
+        .collect()
+        .rows(),
+    }
+
+
+def delta_row_counts(root: Path) -> dict[str, int]:
+    """Rows of every table at its newest Delta version (orphan rows of a killed ingest count)."""
+    import polars as pl
+
+    return {t: pl.scan_delta(str(root / t)).select(pl.len()).collect().item() for t in TABLES}
 
 
 def run_ingest(
@@ -94,13 +128,19 @@ def workload(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         "input": data,
         "before": lake_state(base),
         "after": lake_state(after_lake),
+        "before_polars": polars_state(base),
+        "after_polars": polars_state(after_lake),
+        "after_counts": delta_row_counts(after_lake),
         "elapsed": elapsed,
     }
 
 
 def _trial(
     workload: dict[str, object], lake: Path, env: dict[str, str] | None, delay: float | None
-) -> None:
+) -> int:
+    """Kill an ingest (at a crash point, or after `delay` seconds); check what kindex and polars
+    see, then that the next ingest completes the work and vacuum leaves exactly the files in the
+    Delta logs. Returns the killed ingest's exit status."""
     shutil.copytree(workload["base"], lake)  # type: ignore[arg-type]
     process = run_ingest([workload["input"]], lake, env)  # type: ignore[list-item]
     if delay is not None:
@@ -109,24 +149,28 @@ def _trial(
     process.communicate()
     state = lake_state(lake)
     assert state in (workload["before"], workload["after"]), "lake is neither before nor after"
-    # The next ingest completes the work, and leaves no stray files behind.
+    seen = polars_state(lake)
+    assert seen in (workload["before_polars"], workload["after_polars"]), "polars sees a mix"
+    # The next ingest completes the work and leaves no orphan row in any Delta table.
     finish = run_ingest([workload["input"]], lake)
-    finish.communicate()
+    _, err = finish.communicate()
+    assert finish.returncode in (0, 1), err.decode()
     assert lake_state(lake) == workload["after"]
-    referenced = {f for files in Lake(lake).snapshot().tables.values() for f in files}
-    on_disk = {
-        str(p.relative_to(lake))
-        for table in (
-            "runs",
-            "measurements",
-            "environments",
-            "protocols",
-            "rejects",
-            "ingested_files",
-        )
-        for p in (lake / table).rglob("*.parquet")
-    }
-    assert on_disk <= referenced, on_disk - referenced
+    assert polars_state(lake) == workload["after_polars"]
+    assert delta_row_counts(lake) == workload["after_counts"]
+    vacuum(lake, retain_hours=0)
+    assert files_on_disk(lake) == files_in_logs(lake)
+    return process.returncode
+
+
+def files_on_disk(lake: Path) -> set[str]:
+    return {str(p) for t in TABLES for p in (lake / t).rglob("*.parquet")}
+
+
+def files_in_logs(lake: Path) -> set[str]:
+    from deltalake import DeltaTable
+
+    return {uri for t in TABLES for uri in DeltaTable(str(lake / t)).file_uris()}
 
 
 def test_state_before_and_after_differ(workload: dict[str, object]) -> None:
@@ -137,7 +181,12 @@ def test_state_before_and_after_differ(workload: dict[str, object]) -> None:
 
 @pytest.mark.parametrize("point", FORCED_POINTS)
 def test_kill_at_forced_point(workload: dict[str, object], tmp_path: Path, point: str) -> None:
-    _trial(workload, tmp_path / "lake", {"KINDEX_CRASHPOINT": point}, None)
+    status = _trial(workload, tmp_path / "lake", {"KINDEX_CRASHPOINT": point}, None)
+    assert status == -signal.SIGKILL, f"the ingest never reached {point}"
+
+
+def test_at_least_twenty_kill_points() -> None:
+    assert len(FORCED_POINTS) + RANDOM_KILLS >= 20 and len(FORCED_POINTS) >= 15
 
 
 @pytest.mark.parametrize("trial", range(RANDOM_KILLS))
@@ -151,7 +200,8 @@ def test_two_ingests_and_a_reader(tmp_path: Path) -> None:
     first = write_jsonl(1500, tmp_path / "a.jsonl", start=0)
     second = write_jsonl(1500, tmp_path / "b.jsonl", start=1000)  # 500 runs overlap
     lake = tmp_path / "lake"
-    Lake(lake).create()
+    with Lake(lake).lock():
+        Lake(lake).create()
     seen: list[int] = []
     errors: list[BaseException] = []
     stop = threading.Event()
@@ -197,3 +247,20 @@ def test_compact_keeps_contents_and_merges_files(tmp_path: Path) -> None:
     # one file per (source, year) partition
     partitions = {str(Path(f).parent) for f in after.tables["runs"]}
     assert len(partitions) == len(after.tables["runs"])
+
+
+def test_a_compaction_killed_between_its_table_commits_changes_nothing(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    for start in range(0, 1000, 500):
+        ingest([write_jsonl(500, tmp_path / f"part{start}.jsonl", start=start)], lake)
+    before, before_polars = lake_state(lake), polars_state(lake)
+    code = "import sys; from kindex_olap.lake.compact import compact; compact(sys.argv[1])"
+    for point in ("commit:measurements-done", "commit:runs"):
+        env = {**os.environ, "KINDEX_CRASHPOINT": point}
+        done = subprocess.run([sys.executable, "-c", code, str(lake)], env=env)
+        assert done.returncode == -signal.SIGKILL, point
+        assert lake_state(lake) == before
+        assert polars_state(lake) == before_polars
+    compact(lake)  # undoes the killed compaction's commits, then compacts
+    assert lake_state(lake) == before
+    assert [c.operation for c in Lake(lake).log()] == ["ingest", "ingest", "compact"]

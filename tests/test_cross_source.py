@@ -10,27 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from kindex_olap.importers.kernelindex.convert import import_kernelindex
-from kindex_olap.importers.liger.convert import import_liger
-from kindex_olap.ingestion.pipeline import ingest
 from kindex_olap.query import engine
 from kindex_olap.query.compile import run_query
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-EXPORTS = sorted((SHARED / "kernelindex").glob("catalog-*.jsonl.zst"))
 
-
-@pytest.fixture(scope="module")
-def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("cross")
-    lake = root / "lake"
-    import_liger(str(SHARED / "liger" / "all_benchmark_data_history.csv"), raw_dir=root / "liger")
-    assert ingest([root / "liger"], lake).rejected == 0
-    for export in EXPORTS:
-        import_kernelindex(str(export), raw_dir=root / export.name, lake=lake)
-    return lake
+@pytest.fixture
+def lake(real_lake: Path) -> Path:
+    """Liger's history and both exports in one lake (conftest's session-wide real_lake)."""
+    return real_lake
 
 
 def test_the_lake_holds_all_four_sources(lake: Path) -> None:

@@ -25,7 +25,7 @@ from conftest import (
 
 from kindex_olap.errors import LakeError
 from kindex_olap.ingestion.pipeline import ingest
-from kindex_olap.lake.store import Lake
+from kindex_olap.lake.store import TABLES, Lake
 
 pytestmark = pytest.mark.shared_data
 
@@ -333,12 +333,14 @@ class TestVerifyDigests:
 class TestLakeFormat:
     def test_lake_records_its_format(self, seeded_lake: Path) -> None:
         info = json.loads((seeded_lake / "kindex-lake.json").read_text())
-        assert info["format"] == 1
+        assert info["format"] == 2
+        for table in TABLES:  # every table is a Delta table
+            assert (seeded_lake / table / "_delta_log").is_dir(), table
 
     def test_newer_format_is_refused_with_a_clear_message(self, seeded_lake: Path) -> None:
         (seeded_lake / "kindex-lake.json").write_text(json.dumps({"format": 99}))
         before = all_files(seeded_lake)
-        with pytest.raises(LakeError, match=r"format 99.*reads format 1") as caught:
+        with pytest.raises(LakeError, match=r"format 99.*reads format 2") as caught:
             ingest([SEEDS], seeded_lake)
         assert "upgrade" in str(caught.value)
         with pytest.raises(LakeError, match="format 99"):

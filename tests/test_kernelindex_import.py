@@ -197,7 +197,7 @@ def test_an_export_lands_in_one_snapshot(imported: dict[str, Any]) -> None:
     first, second = imported["first"], imported["second"]
     assert first.ingest.snapshot == 1 and first.serving_added == 722
     lake = Lake(imported["lake"])
-    one, two = lake._read_snapshot(1), lake._read_snapshot(2)
+    one, two = lake.snapshot(as_of="1"), lake.snapshot(as_of="2")
     assert one.files("runs") and one.files("serving_runs")
     assert second.ingest.snapshot == lake.snapshot().id == 2 and second.serving_added == 0
     for table in ("runs", "serving_runs"):

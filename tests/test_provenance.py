@@ -54,7 +54,7 @@ def test_provenance_sits_beside_unchanged_bundles(tmp_path: Path) -> None:
         source = list(csv.DictReader(handle))
     # rows by commit and branch, as the CSV has them (the rows the importer converted)
     by_commit = {(r["first_seen_commit"], r["on_main_history"] == "1") for r in source}
-    assert {(r["commit"], r["on_main"]) for r in kept} <= by_commit
+    assert {(r["git_commit"], r["on_main"]) for r in kept} <= by_commit
     assert {r["run_id"] for r in rows(lake, "runs")} == {r["run_id"] for r in kept}
 
 

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from kindex_olap.cli.options import LakeOption
+from kindex_olap.cli.options import AsOfOption, LakeOption
 
 
 class FileFormat(enum.StrEnum):
@@ -35,6 +35,7 @@ def shell(
         bool,
         typer.Option("--sql-file", help="Print the init SQL (views) for any DuckDB client."),
     ] = False,
+    as_of: AsOfOption = None,
 ) -> None:
     """Open the DuckDB shell with every kindex view defined: `kindex shell --lake data/parquet`.
 
@@ -42,14 +43,15 @@ def shell(
     that `kindex shell --sql-file > kindex.sql` writes (`.read kindex.sql`).
     """
     from kindex_olap.doors import shell as analyst
-    from kindex_olap.query.engine import init_sql
+    from kindex_olap.query.engine import render_init_sql, snapshot_of
 
+    snapshot = snapshot_of(lake, as_of)
     if sql_file:
-        sys.stdout.write(init_sql(lake))
+        sys.stdout.write(render_init_sql(snapshot))
         return
     analyst.find_cli()  # say how to get the CLI before greeting
-    typer.echo(analyst.banner(lake), err=True)
-    code = analyst.run_shell(lake, cli_args or [])
+    typer.echo(analyst.banner(snapshot), err=True)
+    code = analyst.run_shell(snapshot, cli_args or [])
     raise typer.Exit(code)
 
 
@@ -60,6 +62,7 @@ def db(
         bool, typer.Option("--materialize", help="Store the tables, not views over the lake.")
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+    as_of: AsOfOption = None,
 ) -> None:
     """Write a DuckDB database with the views: `kindex db kindex.duckdb && duckdb kindex.duckdb`.
 
@@ -69,7 +72,7 @@ def db(
     """
     from kindex_olap.doors.shell import write_database
 
-    report = write_database(path, lake, materialize=materialize, force=force)
+    report = write_database(path, lake, materialize=materialize, force=force, as_of=as_of)
     typer.echo(report.summary(), err=True)
 
 
@@ -85,6 +88,7 @@ def export(
     fmt: Annotated[
         FileFormat, typer.Option("--format", "-f", help="File format.", case_sensitive=False)
     ] = FileFormat.parquet,
+    as_of: AsOfOption = None,
 ) -> None:
     """Export speedups and runs with a data dictionary: `kindex export --out exports "speedup jsd"`.
 
@@ -94,7 +98,7 @@ def export(
     from kindex_olap.doors.export import ExportFormat
     from kindex_olap.doors.export import export as run_export
 
-    report = run_export(out, query, lake, fmt=ExportFormat(fmt.value))
+    report = run_export(out, query, lake, fmt=ExportFormat(fmt.value), as_of=as_of)
     typer.echo(report.summary(), err=True)
 
 

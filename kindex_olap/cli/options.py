@@ -15,3 +15,13 @@ LakeOption = Annotated[
         show_default=False,
     ),
 ]
+AsOfOption = Annotated[
+    str | None,
+    typer.Option(
+        "--as-of",
+        metavar="N|TIMESTAMP",
+        help="Read the lake as of its Nth lake commit, or the last one at or before a UTC "
+        "timestamp (2026-11-24T17:00); see `kindex log`.",
+        show_default=False,
+    ),
+]

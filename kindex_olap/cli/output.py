@@ -1,4 +1,4 @@
-"""Formatting query results: a rich table, CSV, JSON or Markdown, written to a text stream.
+"""Formatting query results: a terminal table, CSV, JSON or Markdown, written to a text stream.
 
 Data goes to the stream given (stdout); diagnostics are the caller's business (stderr).
 """
@@ -9,9 +9,10 @@ import csv
 import datetime as dt
 import enum
 import json
-import math
 from collections.abc import Sequence
 from typing import Any, TextIO
+
+from kindex_olap.doors.records import plain, records
 
 
 class Format(enum.StrEnum):
@@ -21,21 +22,6 @@ class Format(enum.StrEnum):
     csv = "csv"
     json = "json"
     markdown = "markdown"
-
-
-def plain(value: Any) -> Any:
-    """A JSON-ready value: timestamps as ISO 8601, NaN/inf as null, other objects as text."""
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return str(value)
 
 
 def cell(value: Any) -> str:
@@ -49,14 +35,25 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def write(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format, out: TextIO) -> None:
-    """Write `rows` to `out` in format `fmt`."""
+def write(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    fmt: Format,
+    out: TextIO,
+    *,
+    verb: str | None = None,
+    wide: bool = False,
+) -> list[str]:
+    """Write `rows` to `out` in format `fmt`; returns notes for stderr (columns left out of
+    a table). Only `table` looks at `verb` and `wide`: the other formats keep every column."""
+    if fmt is Format.table:
+        return _table(columns, rows, out, verb, wide)
     {
-        Format.table: _table,
         Format.csv: _csv,
         Format.json: _json,
         Format.markdown: _markdown,
     }[fmt](columns, rows, out)
+    return []
 
 
 def _csv(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
@@ -74,8 +71,7 @@ def _csv_value(value: Any) -> Any:
 
 
 def _json(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
-    records = [dict(zip(columns, (plain(v) for v in row), strict=True)) for row in rows]
-    out.write(json.dumps(records, indent=2, ensure_ascii=False) + "\n")
+    out.write(json.dumps(records(columns, rows), indent=2, ensure_ascii=False) + "\n")
 
 
 def _markdown(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
@@ -88,14 +84,16 @@ def _markdown(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO
         out.write(line([cell(v) for v in row]))
 
 
-def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
-    from rich.console import Console
-    from rich.table import Table
+def _table(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    out: TextIO,
+    verb: str | None,
+    wide: bool,
+) -> list[str]:
+    from kindex_olap.cli.table import render, terminal_width, wants_color
 
-    table = Table(show_lines=False, header_style="bold")
-    for name in columns:
-        table.add_column(name, no_wrap=True)
-    for row in rows:
-        table.add_row(*(cell(v) for v in row))
-    # wide enough never to fold a cell: pipe through `less -S` for long rows
-    Console(file=out, width=4000, soft_wrap=False, color_system=None).print(table)
+    width = terminal_width(out)
+    table = render(columns, rows, verb, width=width, color=wants_color(out), wide=wide)
+    out.write("".join(line + "\n" for line in table.lines))
+    return table.notes(width)

@@ -10,11 +10,14 @@ from typing import Annotated
 
 import typer
 
-from kindex_olap.cli.options import LakeOption
+from kindex_olap.cli.options import AsOfOption, LakeOption
 from kindex_olap.cli.output import Format
 
 FormatOption = Annotated[
     Format, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
+]
+WideOption = Annotated[
+    bool, typer.Option("--wide", help="Table: every column, none folded into the title.")
 ]
 ShowSqlOption = Annotated[
     bool, typer.Option("--show-sql", help="Print the SQL and its parameters on stderr.")
@@ -46,6 +49,8 @@ def query(
         typer.Option("--threshold", help="history verbs: smallest change flagged (0.05: 5 %)."),
     ] = 0.05,
     show_sql: ShowSqlOption = False,
+    as_of: AsOfOption = None,
+    wide: WideOption = False,
 ) -> None:
     """Answer a shorthand question: `kindex query "speedup jsd b200" --format markdown`.
 
@@ -75,14 +80,16 @@ def query(
         all_branches=all_branches,
         threshold=threshold,
     )
-    result = run_query(text, lake, options)
-    _emit(result, fmt, show_sql)
+    result = run_query(text, lake, options, as_of=as_of)
+    _emit(result, fmt, show_sql, wide)
 
 
 def sql(
     statement: Annotated[str, typer.Argument(metavar="SQL", help="A SELECT over the views.")],
     lake: LakeOption = None,
     fmt: FormatOption = Format.table,
+    as_of: AsOfOption = None,
+    wide: WideOption = False,
 ) -> None:
     """Run read-only SQL over the views: `kindex sql "SELECT * FROM speedup_summary LIMIT 5"`.
 
@@ -93,11 +100,11 @@ def sql(
     """
     from kindex_olap.query.compile import run_sql
 
-    result = run_sql(statement, lake)
-    _emit(result, fmt, False)
+    result = run_sql(statement, lake, as_of=as_of)
+    _emit(result, fmt, False, wide)
 
 
-def _emit(result: object, fmt: Format, show_sql: bool) -> None:
+def _emit(result: object, fmt: Format, show_sql: bool, wide: bool) -> None:
     from kindex_olap.cli.output import write
     from kindex_olap.query.compile import QueryResult
 
@@ -105,8 +112,8 @@ def _emit(result: object, fmt: Format, show_sql: bool) -> None:
     if show_sql:
         typer.echo(result.sql, err=True)
         typer.echo(f"-- parameters: {list(result.params)!r}", err=True)
-    write(result.columns, result.rows, fmt, sys.stdout)
-    for note in result.diagnostics:
+    notes = write(result.columns, result.rows, fmt, sys.stdout, verb=result.verb, wide=wide)
+    for note in [*notes, *result.diagnostics]:
         typer.echo(note, err=True)
     typer.echo(f"{len(result.rows)} row(s)", err=True)
 

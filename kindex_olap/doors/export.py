@@ -22,6 +22,7 @@ from typing import Any
 
 import duckdb
 
+from kindex_olap.atomic import write_atomic
 from kindex_olap.errors import from_duckdb
 from kindex_olap.query.compile import Options, _filters, load_vocabulary
 from kindex_olap.query.engine import VIEWS_FILE, connect, quote_identifier, snapshot_of
@@ -159,6 +160,7 @@ def export(
     *,
     fmt: ExportFormat = ExportFormat.parquet,
     options: Options = Options(),
+    as_of: str | None = None,
 ) -> ExportReport:
     """Write speedups and runs (all, or what shorthand `query` selects) and README.md to `out`.
 
@@ -168,7 +170,8 @@ def export(
     folder.mkdir(parents=True, exist_ok=True)
     report = ExportReport(folder, query=query)
     # read_only=False: the locked-down connection may not write outside the lake
-    con = connect(lake, read_only=False)
+    commit = snapshot_of(lake, as_of).id
+    con = connect(lake, read_only=False, as_of=as_of)
     try:
         parsed = parse(query, load_vocabulary(con)) if query else None
         for spec in _FILES:
@@ -177,7 +180,7 @@ def export(
         raise from_duckdb(e, "export failed") from e
     finally:
         con.close()
-    (folder / "README.md").write_text(readme(report, snapshot_of(lake).id), encoding="utf-8")
+    write_atomic(folder / "README.md", readme(report, commit).encode("utf-8"))
     return report
 
 
@@ -276,7 +279,7 @@ def readme(report: ExportReport, snapshot: int) -> str:
     selection = f'`kindex query "{report.query}"`' if report.query else "everything"
     parts = [
         "# kindex export\n",
-        f"Lake snapshot {snapshot}; selection: {selection}.\n",
+        f"Lake commit {snapshot}; selection: {selection}.\n",
         "## Comparability rule\n",
         comparability_rule() + "\n",
     ]

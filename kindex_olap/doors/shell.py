@@ -29,7 +29,13 @@ import duckdb
 from kindex_olap.atomic import atomic_path
 from kindex_olap.errors import ConfigError, from_duckdb
 from kindex_olap.lake.store import TABLES, Snapshot
-from kindex_olap.query.engine import VIEWS_FILE, init_sql, quote_identifier, snapshot_of
+from kindex_olap.lake.tables import scan_sql
+from kindex_olap.query.engine import (
+    VIEWS_FILE,
+    quote_identifier,
+    render_init_sql,
+    snapshot_of,
+)
 from kindex_olap.sqlfiles import read_sql, statements
 
 # Keep in step with the duckdb-cli lower bound in pyproject.toml: the CLI reads this and newer.
@@ -43,15 +49,14 @@ _VIEW_NAME = re.compile(r"^CREATE OR REPLACE VIEW (\w+)", re.MULTILINE)
 
 
 def view_names() -> list[str]:
-    """The views of sql/views.sql, in definition order."""
-    return _VIEW_NAME.findall(read_sql(VIEWS_FILE))
+    """The views: one per lake table, then those of sql/views.sql, in definition order."""
+    return [*TABLES, *_VIEW_NAME.findall(read_sql(VIEWS_FILE))]
 
 
-def banner(lake: str | os.PathLike[str] | None = None) -> str:
-    """A short greeting for the shell: the lake, its snapshot and the views defined over it."""
-    snapshot = snapshot_of(lake)
+def banner(snapshot: Snapshot) -> str:
+    """A short greeting for the shell: the lake, its commit and the views defined over it."""
     return (
-        f"kindex: lake {snapshot.lake} (snapshot {snapshot.id})\n"
+        f"kindex: lake {snapshot.lake} (lake commit {snapshot.id})\n"
         f"views: {', '.join(view_names())}\n"
         "try: SELECT * FROM speedup_summary LIMIT 10;"
     )
@@ -68,16 +73,16 @@ def find_cli() -> Path:
     raise ConfigError("the DuckDB command-line shell (duckdb) was not found", hint=CLI_INSTALL_HINT)
 
 
-def run_shell(lake: str | os.PathLike[str] | None = None, cli_args: Sequence[str] = ()) -> int:
-    """Run the DuckDB shell with kindex's views defined; return its exit status.
+def run_shell(snapshot: Snapshot, cli_args: Sequence[str] = ()) -> int:
+    """Run the DuckDB shell with kindex's views over a lake commit; return its exit status.
 
     The shell runs as a child rather than replacing this process, so that the temporary init
     file is removed afterwards. Ctrl-C belongs to the shell (it cancels a query there).
 
-        run_shell("data/parquet", ["-csv", "-c", "SELECT count(*) FROM runs"])
+        run_shell(snapshot_of("data/parquet"), ["-csv", "-c", "SELECT count(*) FROM runs"])
     """
     cli = find_cli()
-    script = init_sql(lake)
+    script = render_init_sql(snapshot)
     with _temporary_text(script, suffix=".sql") as init_file, _sigint_ignored():
         return subprocess.run([str(cli), "-init", str(init_file), *cli_args]).returncode
 
@@ -120,7 +125,7 @@ class DatabaseReport:
         kind = "tables and views" if self.materialized else "views over the lake"
         return (
             f"wrote {self.path} ({self.size / 1e6:.1f} MB): {kind} of {self.lake} "
-            f"snapshot {self.snapshot}, storage {CLI_STORAGE_VERSION}; open it with "
+            f"lake commit {self.snapshot}, storage {CLI_STORAGE_VERSION}; open it with "
             f"`duckdb {self.path}`"
         )
 
@@ -131,16 +136,18 @@ def write_database(
     *,
     materialize: bool = False,
     force: bool = False,
+    as_of: str | None = None,
 ) -> DatabaseReport:
     """Write a DuckDB database file with kindex's views, readable by duckdb-cli >= 1.5.
 
     Without `materialize` the views read the lake's Parquet files by absolute path (the file is
-    small and follows the snapshot it was written from); with it the file holds the tables.
+    small and shows the lake commit it was written from, the newest or `as_of`); with it the
+    file holds the tables.
 
         write_database("kindex.duckdb", "data/parquet")
     """
     target = _target(path, force)
-    snapshot = snapshot_of(lake)
+    snapshot = snapshot_of(lake, as_of)
     with atomic_path(target) as tmp:
         try:
             _build(tmp, snapshot, materialize)
@@ -171,7 +178,7 @@ def _build(tmp: Path, snapshot: Snapshot, materialize: bool) -> None:
         if materialize:
             _materialize(con, snapshot)
         else:
-            con.execute(init_sql(snapshot.lake))
+            con.execute(render_init_sql(snapshot))
         con.execute("CHECKPOINT")
     except duckdb.Error as e:
         raise from_duckdb(e, "cannot write the database file") from e
@@ -185,11 +192,7 @@ def _materialize(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
         files = snapshot.files(table)
         if not snapshot.tables.get(table) and not Path(files[0]).is_file():
             continue  # a table newer than this lake, which has never held it
-        sql = (
-            f"CREATE TABLE {quote_identifier(table)} AS SELECT * FROM read_parquet(?, "
-            "union_by_name = true, hive_partitioning = false)"
-        )
+        sql = f"CREATE TABLE {quote_identifier(table)} AS {scan_sql(table, '?')}"
         con.execute(sql, [files])
     for statement in statements(VIEWS_FILE):
-        if "getvariable(" not in statement:  # the views over files are now tables
-            con.execute(statement)
+        con.execute(statement)

@@ -8,7 +8,7 @@ input themselves: a byte range of an uncompressed JSON Lines file, or a batch of
 batches of staging files into a work table, removes repeated and already-stored runs once at
 the end, and writes runs and measurements as sorted Parquet. Environments, protocols and the
 other dimensions are few (one row per digest), so they are flattened in Python. Everything
-becomes visible in one atomic snapshot commit at the end.
+becomes visible in one lake commit at the end (runs committed last: lake/store.py).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from kindex_olap.ingestion.sources import (
     discover_names,
     file_sha256,
     is_plain_lines,
+    is_serving_file,
     line_ranges,
     read_documents,
     read_line_range,
@@ -66,17 +67,19 @@ class IngestReport:
     duplicates: int = 0
     rejected: int = 0
     dimensions_added: int = 0
+    serving_added: int = 0
     snapshot: int = 0
     seconds: float = 0.0
     rejects: list[Reject] = field(default_factory=list)
 
     def summary(self) -> str:
         """The one-line summary the CLI prints."""
+        serving = f"{self.serving_added} serving runs added, " if self.serving_added else ""
         return (
             f"{self.files_read} files read ({self.files_unchanged} unchanged, skipped), "
-            f"{self.runs_added} runs added, {self.duplicates} duplicates, "
+            f"{self.runs_added} runs added, {serving}{self.duplicates} duplicates, "
             f"{self.rejected} rejected, {self.dimensions_added} dimension rows added "
-            f"in {self.seconds:.2f} s -> {self.lake} [{self.lake_source}], snapshot {self.snapshot}"
+            f"in {self.seconds:.2f} s -> {self.lake} [{self.lake_source}], lake commit {self.snapshot}"
         )
 
 
@@ -88,15 +91,13 @@ def ingest(
     progress: ProgressFn | None = None,
     on_wait: Callable[[str], None] | None = None,
     lock_timeout: float = 600.0,
-    also: Callable[[Transaction], dict[str, Any]] | None = None,
 ) -> IngestReport:
     """Ingest bundle files (or folders of them) into the lake; return what happened.
 
     Re-ingesting unchanged files does nothing; a run already in the lake is counted as a
     duplicate; documents that fail validation go to the lake's rejects table with their reason.
-    `also` adds more files to the same transaction before it commits (an importer's rows that
-    are not bundles), so that they land in the same snapshot; what it returns joins the
-    snapshot's summary.
+    Serving-run files (`*serving_runs.parquet`, from `kindex import kernelindex`) are inputs
+    too: their rows land in serving_runs in the same lake commit.
     """
     started = time.perf_counter()
     root, lake_source = resolve_lake(lake)
@@ -111,9 +112,9 @@ def ingest(
                 "each maybe .gz or .zst; pass the folder that holds them",
             )
     report = IngestReport(lake=root, lake_source=lake_source)
-    with Lake(root).transaction(timeout=lock_timeout, on_wait=on_wait) as tx:
+    with Lake(root).transaction("ingest", timeout=lock_timeout, on_wait=on_wait) as tx:
         _Ingest(tx, report, verify_digests, progress).run(inputs)
-        summary = _summary(report) | (also(tx) if also is not None else {})
+        summary = _summary(report)
         report.seconds = time.perf_counter() - started
         report.snapshot = tx.base.id
         crashpoint("ingest:all-written")
@@ -130,6 +131,7 @@ def _summary(report: IngestReport) -> dict[str, Any]:
         "runs_added": report.runs_added,
         "duplicates": report.duplicates,
         "rejected": report.rejected,
+        "serving_runs_added": report.serving_added,
     }
 
 
@@ -164,6 +166,8 @@ class _Ingest:
 
         known_paths, self.known_hashes = ingested_files(self.tx.base)
         files = self._changed_files(discover_names(inputs), known_paths)
+        serving = [f for f in files if is_serving_file(f[0])]
+        files = [f for f in files if not is_serving_file(f[0])]
         total_bytes = sum(size for _, size, _ in files)
         self.files_total = len(files)
         parallel = total_bytes >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) > 1
@@ -177,8 +181,25 @@ class _Ingest:
         self._flush()
         self.report.runs_added, self.report.duplicates = self.writer.finish(self.skipped_seq_blocks)
         self.report.dimensions_added += self.writer.write_dimensions(self.dimensions)
+        self._serving(serving)
         self.writer.write_rejects(self.reject_rows)
         self.writer.write_files(list(self.file_rows.values()))
+
+    def _serving(self, files: list[tuple[str, int, int]]) -> None:
+        """Serving-run files: rows of serving_runs, added when their run digest is new."""
+        fresh = []
+        for path, size, mtime in files:
+            content_hash = file_sha256(Path(path))
+            if content_hash in self.known_hashes:
+                self.report.files_unchanged += 1
+                continue
+            self.known_hashes.add(content_hash)
+            self._count_file(_file_row(path, size, mtime, content_hash))
+            fresh.append(path)
+        rows, self.report.serving_added = self.writer.write_serving(fresh)
+        for path, count in rows.items():
+            self.file_rows[path]["documents"] = count
+            self.report.documents += count
 
     def _changed_files(
         self, paths: Iterable[str], known_paths: dict[str, tuple[int, int]]
@@ -396,14 +417,15 @@ def iter_rejects(lake: str | os.PathLike[str] | None = None) -> Iterator[dict[st
     """The rejects table of the committed snapshot, newest first."""
     import duckdb
 
+    from kindex_olap.lake.tables import read_table
+
     root, _ = resolve_lake(lake)
     snapshot = Lake(root).snapshot()
     con = duckdb.connect()
-    con.execute("SET VARIABLE files = ?", [snapshot.files("rejects")])
-    cursor = con.execute(
-        "SELECT source_file, line, reason, text, rejected_at FROM read_parquet(getvariable('files'))"
-        " ORDER BY rejected_at DESC, source_file, line"
+    rejects = read_table(con, "rejects", snapshot.files("rejects"))
+    cursor = rejects.select("source_file, line, reason, text, rejected_at").order(
+        "rejected_at DESC, source_file, line"
     )
-    columns = [d[0] for d in cursor.description]
+    columns = cursor.columns
     for row in cursor.fetchall():
         yield dict(zip(columns, row, strict=True))

@@ -58,9 +58,20 @@ def discover_names(paths: Iterable[Path]) -> Iterator[str]:
                     yield os.path.join(folder, name)
 
 
+# Serving runs (MLPerf) have no bundle shape: an importer writes them as Parquet rows shaped like
+# the lake's serving_runs table, in a file ending so, and ingest writes them with the bundles.
+SERVING_SUFFIX = "serving_runs.parquet"
+
+
+def is_serving_file(name: str) -> bool:
+    return name.endswith(SERVING_SUFFIX)
+
+
 def _is_input_name(name: str) -> bool:
     if name.startswith("."):
         return False
+    if is_serving_file(name):
+        return True
     parts = name.lower().rsplit(".", 2)[1:]
     if not parts:
         return False

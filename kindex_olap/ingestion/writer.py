@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from kindex_olap.ingestion.stage import FILE_SEQ_STRIDE
-from kindex_olap.lake.store import PARTITIONED, ROW_GROUP_ROWS, crashpoint, order_clause
+from kindex_olap.lake.store import crashpoint, write_relation
+from kindex_olap.lake.tables import read_table, set_files
 from kindex_olap.model.facts import DIGEST_COLUMNS, ROW_BUILDERS
+from kindex_olap.schema import rows_to_arrow
 from kindex_olap.sqlfiles import read_sql, statements
 
 if TYPE_CHECKING:
@@ -24,10 +26,8 @@ def ingested_files(snapshot: Snapshot) -> tuple[dict[str, tuple[int, int]], set[
     """Files already ingested: path -> (size, mtime_ns), and the set of their content hashes."""
     con = duckdb.connect()
     try:
-        con.execute("SET VARIABLE files = ?", [snapshot.files("ingested_files")]).fetchall()
-        rows = con.execute(
-            "SELECT path, size, mtime_ns, sha256 FROM read_parquet(getvariable('files'))"
-        ).fetchall()
+        table = read_table(con, "ingested_files", snapshot.files("ingested_files"))
+        rows = table.select("path, size, mtime_ns, sha256").fetchall()
     finally:
         con.close()
     return {path: (size, mtime) for path, size, mtime, _ in rows}, {row[3] for row in rows}
@@ -85,7 +85,7 @@ class BatchWriter:
             )
             staged = self._count("staged_runs")
         if staged:
-            self._run("SET VARIABLE runs_files = ?", [self.tx.base.files("runs")])
+            set_files(self.con, {"runs": self.tx.base.files("runs")})
             for statement in statements("ingest_finish.sql"):
                 self._run(statement)
         added = self._count("staged_runs")
@@ -105,14 +105,13 @@ class BatchWriter:
         added = 0
         for table, by_digest in documents.items():
             key = DIGEST_COLUMNS[table]
-            self._run("SET VARIABLE files = ?", [self.tx.base.files(table)])
             self._run("SET VARIABLE digests = ?", [list(by_digest)])
+            stored = read_table(self.con, table, self.tx.base.files(table))
             known = {
                 row[0]
-                for row in self._run(
-                    f"SELECT {key} FROM read_parquet(getvariable('files')) "
-                    f"WHERE list_contains(getvariable('digests'), {key})"
-                )
+                for row in stored.filter(f"list_contains(getvariable('digests'), {key})")
+                .select(key)
+                .fetchall()
             }
             build = ROW_BUILDERS[table]
             rows = [build(d, doc) for d, doc in by_digest.items() if d not in known]
@@ -121,6 +120,39 @@ class BatchWriter:
                 self._write_single(table)
                 added += len(rows)
         return added
+
+    def write_serving(self, paths: list[str]) -> tuple[dict[str, int], int]:
+        """Add the serving runs of Parquet files shaped like serving_runs whose run digest the
+        lake lacks (the first of each digest, by observation time). Returns the rows of each
+        file and how many were added."""
+        if not paths:
+            return {}, 0
+        from kindex_olap.errors import IngestError
+        from kindex_olap.schema import columns
+
+        expected = columns("serving_runs")
+        counts = {}
+        for path in paths:
+            try:
+                found = self.con.sql("SELECT * FROM read_parquet(?)", params=[path])
+                names, count = found.columns, int(found.count("*").fetchall()[0][0])
+            except duckdb.Error as e:
+                raise IngestError(f"{path}: not a readable Parquet file: {e}") from e
+            if sorted(names) != sorted(expected):
+                raise IngestError(
+                    f"{path}: not a serving_runs file (columns {sorted(set(names) ^ set(expected))} "
+                    "differ from the lake table's)",
+                    hint="serving-run files come from `kindex import kernelindex`",
+                )
+            counts[path] = count
+        set_files(self.con, {"serving_runs": self.tx.base.files("serving_runs")})
+        self._run("SET VARIABLE serving_inputs = ?", [paths])
+        self._run("SET VARIABLE ingested_at = ?", [self.ingested_at])
+        self._run(read_sql("ingest_serving.sql"))
+        added = self._count("serving_runs")
+        if added:
+            self._write_single("serving_runs")
+        return counts, added
 
     def write_rejects(self, rejects: list[Reject]) -> None:
         if not rejects:
@@ -152,34 +184,14 @@ class BatchWriter:
         return int(self._run(f"SELECT count(*) FROM {table}")[0][0])
 
     def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
-        import pyarrow as pa
-
-        schema = self.con.table(table).arrow().schema
-        for row in rows:  # map columns take (key, value) pairs
-            for name in row:
-                if isinstance(row[name], dict):
-                    row[name] = list(row[name].items())
-        arrow_rows = pa.Table.from_pylist(rows, schema=schema)
-        self.con.register("incoming", arrow_rows)
+        self.con.register("incoming", rows_to_arrow(table, rows))
         self._run(f"INSERT INTO {table} BY NAME SELECT * FROM incoming")
         self.con.unregister("incoming")
 
     def _write_single(self, table: str) -> None:
-        path = self.tx.new_file_name(table)
-        ordered = self.con.sql(f"SELECT * FROM {table} {order_clause(table)}")
-        ordered.write_parquet(str(path), compression="zstd")
-        self.tx.add(table, path)
+        write_relation(self.tx, table, self.con.table(table))
         self._run(f"DELETE FROM {table}")
 
     def _write_partitioned(self, table: str, rows_sql: str) -> None:
         """Write the rows of `rows_sql` (a fixed query from this module) as `table`'s files."""
-        out = self.tx.staging / table
-        self.con.sql(f"SELECT * FROM ({rows_sql}) {order_clause(table)}").write_parquet(
-            str(out),
-            compression="zstd",
-            row_group_size=ROW_GROUP_ROWS,
-            partition_by=PARTITIONED[table],
-            write_partition_columns=True,
-        )
-        for path in self.tx.adopt_partitioned(table, out):
-            self.tx.add(table, path)
+        write_relation(self.tx, table, self.con.sql(rows_sql))

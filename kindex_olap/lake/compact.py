@@ -1,9 +1,10 @@
-"""Compaction: many small Parquet files per table -> one sorted file per partition, atomically.
+"""Compaction and vacuum: kindex's own maintenance of the lake's Delta tables.
 
 Every ingest adds at most one file per partition per table; after many small ingests the file
-count (and so query planning time) grows. Compaction rewrites each table from the committed
-snapshot and commits the result as a new snapshot that replaces the table's file list. Readers
-of the old snapshot keep working: its files are retained for a few snapshots (lake.py).
+count (and so query planning time) grows. Compaction rewrites each table that has several files
+as one sorted file per partition (kindex's sort order and row groups: delta-rs's optimize does not
+keep a sort order) and commits it as one Delta commit that replaces the table's files, in one
+lake commit. Readers of older commits keep working until `vacuum` removes their files.
 """
 
 from __future__ import annotations
@@ -13,20 +14,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kindex_olap.lake.store import (
-    PARTITIONED,
-    ROW_GROUP_ROWS,
-    TABLES,
-    Lake,
-    Transaction,
-    order_clause,
-    resolve_lake,
-)
+from kindex_olap.lake.store import TABLES, Lake, Transaction, resolve_lake, write_relation
+from kindex_olap.lake.tables import read_table
+
+# Delta's own default retention: files a commit of the last 7 days may still read are kept.
+DEFAULT_RETAIN_HOURS = 168
 
 
 @dataclass
 class CompactReport:
-    """Files per table before and after, and the snapshot committed."""
+    """Files per table before and after, and the lake commit made."""
 
     lake: Path
     files_before: dict[str, int] = field(default_factory=dict)
@@ -38,7 +35,7 @@ class CompactReport:
         before, after = sum(self.files_before.values()), sum(self.files_after.values())
         return (
             f"compacted {self.lake}: {before} -> {after} data files in {self.seconds:.2f} s, "
-            f"snapshot {self.snapshot}"
+            f"lake commit {self.snapshot}"
         )
 
 
@@ -51,7 +48,7 @@ def compact(
     report = CompactReport(lake=root)
     store = Lake(root)
     store.check_format()
-    with store.transaction(timeout=lock_timeout) as tx:
+    with store.transaction("compact", timeout=lock_timeout) as tx:
         for table in TABLES:
             count = len(tx.base.tables.get(table, []))
             report.files_before[table] = report.files_after[table] = count
@@ -66,26 +63,61 @@ def _rewrite(tx: Transaction, table: str) -> int:
     import duckdb
 
     con = duckdb.connect()
-    con.execute("SET VARIABLE files = ?", [tx.base.files(table)]).fetchall()
-    relation = con.sql(
-        "SELECT * FROM read_parquet(getvariable('files'), union_by_name = true) "
-        + order_clause(table)
-    )
-    partition_by = PARTITIONED.get(table)
-    if partition_by is None:
-        path = tx.new_file_name(table)
-        relation.write_parquet(str(path), compression="zstd")
-        written = [path]
-    else:
-        out = tx.staging / f"compact-{table}"
-        relation.write_parquet(
-            str(out),
-            compression="zstd",
-            row_group_size=ROW_GROUP_ROWS,
-            partition_by=partition_by,
-            write_partition_columns=True,
+    try:
+        return write_relation(tx, table, read_table(con, table, tx.base.files(table)), replace=True)
+    finally:
+        con.close()
+
+
+@dataclass
+class VacuumReport:
+    """Files removed per table."""
+
+    lake: Path
+    retain_hours: int
+    removed: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        return (
+            f"vacuumed {self.lake}: {sum(self.removed.values())} unreferenced files older than "
+            f"{self.retain_hours} h removed in {self.seconds:.2f} s"
         )
-        written = tx.adopt_partitioned(table, out)
-    tx.replace(table, written)
-    con.close()
-    return len(written)
+
+
+def vacuum(
+    lake: str | os.PathLike[str] | None = None,
+    *,
+    retain_hours: int = DEFAULT_RETAIN_HOURS,
+    lock_timeout: float = 600.0,
+) -> VacuumReport:
+    """Delete the data files no table version of the last `retain_hours` references, and files
+    no commit references at all (a killed writer's), older than that. Really deletes (delta-rs
+    defaults to a dry run); lake commits older than the retention can no longer be read."""
+    from kindex_olap.lake.store import delta_error, delta_failure
+
+    started = time.perf_counter()
+    root, _ = resolve_lake(lake)
+    report = VacuumReport(lake=root, retain_hours=retain_hours)
+    store = Lake(root)
+    store.check_format()
+    with store.lock(lock_timeout):
+        store.recover()  # a killed writer's commits are undone first, so its files go too
+        for table in TABLES:
+            delta = store.delta_table(table)
+            try:
+                removed = delta.vacuum(
+                    retention_hours=retain_hours,
+                    dry_run=False,
+                    enforce_retention_duration=False,
+                    full=True,  # also files no commit references (a killed writer's)
+                )
+            except delta_error() as e:
+                raise delta_failure(e, f"cannot vacuum {table}", store.table_path(table)) from e
+            report.removed[table] = len(removed)
+        # vacuum commits move runs' version on: cache the unchanged file lists under it
+        snapshot = store.snapshot()
+        if snapshot.id:
+            store.write_cache(snapshot)
+    report.seconds = time.perf_counter() - started
+    return report

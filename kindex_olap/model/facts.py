@@ -326,7 +326,7 @@ def provenance_row(digest: str, doc: dict[str, Any]) -> dict[str, Any]:
         "provenance_digest": digest,
         "run_id": spec["runId"],
         "source": spec["source"],
-        "commit": spec.get("commit"),
+        "git_commit": spec.get("commit"),
         "on_main": spec.get("onMainHistory"),
         "first_seen_at": _utc_naive(spec.get("firstSeenAt")),
     }

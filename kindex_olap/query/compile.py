@@ -172,6 +172,8 @@ class QueryResult:
     sql: str
     params: tuple[Any, ...]
     diagnostics: list[str] = field(default_factory=list)
+    # the shorthand's verb ('runs serving' for serving runs); None for `kindex sql`
+    verb: str | None = None
 
 
 @dataclass
@@ -359,10 +361,12 @@ def run_query(
     lake: str | os.PathLike[str] | None = None,
     options: Options = Options(),
     con: duckdb.DuckDBPyConnection | None = None,
+    as_of: str | None = None,
 ) -> QueryResult:
-    """Parse, compile and run shorthand `text`; explain an empty result in diagnostics."""
+    """Parse, compile and run shorthand `text` (over the lake commit `as_of` names, if given);
+    explain an empty result in diagnostics."""
     own = con is None
-    con = con or connect(lake)
+    con = con or connect(lake, as_of=as_of)
     try:
         vocab = load_vocabulary(con)
         query = parse(text, vocab)
@@ -372,6 +376,7 @@ def run_query(
         if query.verb in NOISE_VERBS:
             noise.materialize(con, scope_arguments(query)[1])
         result = _execute(con, compiled)
+        result.verb = "runs serving" if query.serving else query.verb
         result.diagnostics.extend(_notes(query, result, vocab))
         if not result.rows:
             result.diagnostics.extend(explain_empty(con, query, options, vocab))
@@ -611,10 +616,12 @@ def run_sql(
     sql: str,
     lake: str | os.PathLike[str] | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
+    as_of: str | None = None,
 ) -> QueryResult:
-    """Run read-only SQL over the views; the result of the last statement is returned."""
+    """Run read-only SQL over the views (of the lake commit `as_of` names, if given); the result
+    of the last statement is returned."""
     own = con is None
-    con = con or connect(lake, read_only=True)
+    con = con or connect(lake, read_only=True, as_of=as_of)
     try:
         check_read_only(con, sql)
         result: QueryResult | None = None

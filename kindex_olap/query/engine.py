@@ -1,6 +1,7 @@
-"""DuckDB connections with kindex's views defined over the lake's committed snapshot.
+"""DuckDB connections with kindex's views defined over a lake commit (the newest, or --as-of).
 
-Views read their Parquet files through DuckDB variables (`<table>_files`) set from the snapshot,
+Views read their Parquet files through DuckDB variables (`<table>_files`) set from the lake
+commit's Delta file lists (lake.store: a cache keyed by runs' newest log entry, else delta-rs),
 so no path is ever pasted into SQL in a live connection. For a persisted database or the DuckDB
 CLI, `init_sql()` renders the same views with quoted literal paths instead.
 
@@ -17,15 +18,11 @@ import duckdb
 
 from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.lake.store import TABLES, Lake, Snapshot, resolve_lake
+from kindex_olap.lake.tables import file_variable, scan_sql, set_files
 from kindex_olap.sqlfiles import read_sql, statements
 
 VIEWS_FILE = "views.sql"
 _VARIABLE = re.compile(r"getvariable\('([a-z_]+)_files'\)")
-
-
-def file_variable(table: str) -> str:
-    """Name of the DuckDB variable holding `table`'s file list."""
-    return f"{table}_files"
 
 
 def quote_literal(value: str) -> str:
@@ -46,17 +43,29 @@ def _list_literal(values: list[str]) -> str:
     return "[" + ", ".join(quote_literal(v) for v in values) + "]"
 
 
-def snapshot_of(lake: str | os.PathLike[str] | None) -> Snapshot:
-    """The committed snapshot of the lake chosen by --lake / $KINDEX_LAKE / ./data/parquet."""
+def snapshot_of(lake: str | os.PathLike[str] | None, as_of: str | None = None) -> Snapshot:
+    """The lake commit to read (the newest, or the one --as-of names) of the lake chosen by
+    --lake / $KINDEX_LAKE / ./data/parquet."""
     root, _ = resolve_lake(lake)
-    return Lake(root).snapshot()
+    return Lake(root).snapshot(as_of)
+
+
+def _table_view(table: str) -> str:
+    variable = f"getvariable('{file_variable(table)}')"
+    return f"CREATE OR REPLACE VIEW {table} AS\n{scan_sql(table, variable)}"
+
+
+def table_views() -> str:
+    """The views of the lake's tables over their `<table>_files` variables."""
+    return "".join(f"{_table_view(table)};\n\n" for table in TABLES)
 
 
 def define_views(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
-    """Set the *_files variables from `snapshot` and create every view of sql/views.sql."""
+    """Set the *_files variables from `snapshot` and create the tables' views, then every view
+    of sql/views.sql."""
+    set_files(con, {table: snapshot.files(table) for table in TABLES})
     for table in TABLES:
-        sql = f"SET VARIABLE {file_variable(table)} = ?"  # identifier from the fixed TABLES list
-        con.execute(sql, [snapshot.files(table)]).fetchall()
+        con.execute(_table_view(table)).fetchall()
     for statement in statements(VIEWS_FILE):
         con.execute(statement).fetchall()
 
@@ -76,17 +85,21 @@ def lock_down(con: duckdb.DuckDBPyConnection, lake_root: Path) -> None:
 
 
 def connect(
-    lake: str | os.PathLike[str] | None = None, *, read_only: bool = True
+    lake: str | os.PathLike[str] | None = None,
+    *,
+    read_only: bool = True,
+    as_of: str | None = None,
 ) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with all views over the lake's committed snapshot.
+    """An in-memory DuckDB connection with all views over a lake commit (the newest, or the one
+    `as_of` names: a lake commit number or a timestamp).
 
     read_only=True also locks the connection down: no file access outside the lake, no
     extensions, no configuration changes.
     """
-    snapshot = snapshot_of(lake)
+    snapshot = snapshot_of(lake, as_of)
     con = duckdb.connect(":memory:")
     try:
-        # Lake files never change once written (a new snapshot writes new files), so their
+        # Lake files never change once written (a new commit writes new files), so their
         # Parquet footers can be cached: every view reference re-binds read_parquet, and at
         # 1M runs the footers cost about half of a warm filtered speedup (docs/performance.md).
         con.execute("SET parquet_metadata_cache = true").fetchall()
@@ -99,14 +112,22 @@ def connect(
     return con
 
 
-def init_sql(lake: str | os.PathLike[str] | None = None, literal_paths: bool = True) -> str:
+def init_sql(
+    lake: str | os.PathLike[str] | None = None,
+    literal_paths: bool = True,
+    as_of: str | None = None,
+) -> str:
     """The view definitions as one SQL script for the DuckDB CLI or a persisted .duckdb file.
 
     literal_paths=True writes each table's file list as a quoted literal into the views (they
     survive reopening the file); False keeps getvariable() and prepends SET VARIABLE statements.
     """
-    snapshot = snapshot_of(lake)
-    body = read_sql(VIEWS_FILE)
+    return render_init_sql(snapshot_of(lake, as_of), literal_paths)
+
+
+def render_init_sql(snapshot: Snapshot, literal_paths: bool = True) -> str:
+    """init_sql() for a given lake commit."""
+    body = table_views() + read_sql(VIEWS_FILE)
     if literal_paths:
         return _VARIABLE.sub(lambda m: _list_literal(snapshot.files(m.group(1))), body)
     sets = [

@@ -8,9 +8,9 @@ the export's other tables, as KernelIndex documents ingest understands:
 * the WorkloadCase/WorkloadSuite, ImplementationRevision and OperationSpec manifests the runs
   reference are written with kindex facets in `metadata.labels` (operation, family, dtype,
   shape, provider, project, display, source), again outside their digests;
-* serving runs (MLPerf) have no bundle shape; they become rows of the lake's `serving_runs`
-  table (a Parquet file in the raw folder, then added to the lake in the ingest's transaction, so
-  that an export's kernel and serving runs land in one snapshot).
+* serving runs (MLPerf) have no bundle shape; they become rows shaped like the lake's
+  `serving_runs` table in a Parquet file in the raw folder (serving_runs.parquet), which ingest
+  writes with the bundles, so that an export's kernel and serving runs land in one lake commit.
 
 The file is read twice, streaming: pass 1 indexes the dimension tables (a few MB), pass 2
 converts runs and checks measurements. What the export says about itself is verified (every
@@ -26,17 +26,13 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from kindex_olap.errors import SourceError
 from kindex_olap.importers.kernelindex.read import Index, export_name, local_copy
 from kindex_olap.importers.kernelindex.report import REPORT_LIMIT, KernelIndexImport, write_report
 from kindex_olap.importers.kernelindex.runs import Converter
-from kindex_olap.importers.kernelindex.serving import SERVING_FILE, add_serving, write_serving
+from kindex_olap.importers.kernelindex.serving import SERVING_FILE, write_serving
 from kindex_olap.importers.kernelindex.write import BundleWriters, write_dimensions
-
-if TYPE_CHECKING:
-    from kindex_olap.lake.store import Transaction
 
 DEFAULT_RAW_ROOT = Path("data/raw/kernelindex")
 
@@ -93,13 +89,9 @@ def convert(path: Path, folder: Path, report: KernelIndexImport) -> Converter:
 def _ingest(folder: Path, lake: str | os.PathLike[str] | None, report: KernelIndexImport) -> None:
     from kindex_olap.ingestion.pipeline import ingest
 
-    bundles = sorted(folder.glob("*.jsonl.zst"))
-    serving = folder / SERVING_FILE
-
-    def with_serving(tx: Transaction) -> dict[str, Any]:
-        # In the ingest's own transaction: the export lands in one snapshot, or not at all.
-        if serving.is_file():
-            report.serving_added = add_serving(tx, serving)
-        return {"operation": "import kernelindex", "serving_runs_added": report.serving_added}
-
-    report.ingest = ingest(bundles, lake, verify_digests=True, also=with_serving)
+    inputs = sorted(folder.glob("*.jsonl.zst"))
+    if (folder / SERVING_FILE).is_file():
+        # ingest writes the serving runs with the bundles, in one lake commit (or none)
+        inputs.append(folder / SERVING_FILE)
+    report.ingest = ingest(inputs, lake, verify_digests=True)
+    report.serving_added = report.ingest.serving_added

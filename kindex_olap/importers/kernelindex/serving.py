@@ -1,10 +1,11 @@
-"""Serving runs (MLPerf): no bundle shape, so they become rows of the lake's serving_runs table,
-written as one Parquet file in the raw folder and added in the ingest's transaction."""
+"""Serving runs (MLPerf): no bundle shape, so they become rows shaped like the lake's serving_runs
+table, written as one Parquet file in the raw folder; ingest writes them with the bundles, in one
+lake commit."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -12,10 +13,6 @@ from kindex_olap.importers.kernelindex.documents import digest_or_none
 from kindex_olap.importers.kernelindex.read import Index, Row
 from kindex_olap.importers.kernelindex.report import KernelIndexImport
 from kindex_olap.importers.kernelindex.write import write_bytes_if_changed
-
-if TYPE_CHECKING:
-    from kindex_olap.lake.store import Transaction
-
 
 SERVING_FILE = "serving_runs.parquet"
 
@@ -109,61 +106,14 @@ def write_serving(folder: Path, rows: list[Row], report: KernelIndexImport) -> P
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from kindex_olap.schema import rows_to_arrow
+
     for row in rows:
         if not row["measurements"]:
             row["measurements"] = _manifest_measurements(row)
-    table = pa.Table.from_pylist(rows, schema=serving_schema())
+    table = rows_to_arrow("serving_runs", rows)  # a key the table lacks is an error
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
     path = folder / SERVING_FILE
     write_bytes_if_changed(path, sink.getvalue().to_pybytes(), report)
     return path
-
-
-def serving_schema() -> Any:
-    """The Arrow schema of the lake's serving_runs table (from sql/tables.sql)."""
-    import duckdb
-
-    from kindex_olap.sqlfiles import read_sql
-
-    con = duckdb.connect()
-    try:
-        con.execute(read_sql("tables.sql"))
-        return con.table("serving_runs").arrow().schema
-    finally:
-        con.close()
-
-
-def add_serving(tx: Transaction, parquet: Path) -> int:
-    """Add to a transaction the serving runs of `parquet` whose digest its lake lacks (one
-    file); return how many.
-
-    Serving runs are not bundles, so ingest does not read them: they go through the lake's
-    transaction API directly.
-    """
-    from datetime import UTC, datetime
-
-    import duckdb
-
-    con = duckdb.connect()
-    try:
-        con.execute("SET VARIABLE lake_files = ?", [tx.base.files("serving_runs")])
-        con.execute("SET VARIABLE new_file = ?", [str(parquet)])
-        con.execute("SET VARIABLE now = ?", [datetime.now(UTC).replace(tzinfo=None)])
-        con.execute(
-            "CREATE TEMP TABLE fresh AS "
-            "SELECT * REPLACE (getvariable('now')::TIMESTAMP AS ingested_at) "
-            "FROM read_parquet(getvariable('new_file')) AS n "
-            "WHERE NOT EXISTS (SELECT 1 FROM read_parquet(getvariable('lake_files')) AS e "
-            "WHERE e.run_digest = n.run_digest) "
-            "QUALIFY row_number() OVER (PARTITION BY run_digest ORDER BY observed_at) = 1 "
-            "ORDER BY source, observed_at, run_digest"
-        )
-        added = int(con.execute("SELECT count(*) FROM fresh").fetchall()[0][0])
-        if added:
-            path = tx.new_file_name("serving_runs")
-            con.table("fresh").write_parquet(str(path), compression="zstd")
-            tx.add("serving_runs", path)
-    finally:
-        con.close()
-    return added

@@ -1,0 +1,85 @@
+"""`kindex log`, `kindex vacuum` and `kindex migrate`: the lake's history and upkeep.
+Library code lives in kindex_olap.lake (store, compact, migrate)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kindex_olap.cli.options import LakeOption
+from kindex_olap.cli.output import Format
+from kindex_olap.cli.query import FormatOption
+
+LockTimeoutOption = Annotated[float, typer.Option(help="Seconds to wait for another writer.")]
+
+
+def log(lake: LakeOption = None, fmt: FormatOption = Format.table) -> None:
+    """List the lake commits (ingests, compactions) with times, counts and table versions.
+
+    `--as-of N` on query, sql, shell, db and export reads the lake as of lake commit N.
+    """
+    import sys
+
+    from kindex_olap.cli.output import write
+    from kindex_olap.lake.store import Lake, resolve_lake
+
+    root, _ = resolve_lake(lake)
+    store = Lake(root)
+    store.check_format()
+    # every table's version only where a line may be long (a terminal table stays narrow)
+    wide = fmt in (Format.csv, Format.json)
+    columns = ["commit", "time_utc", "operation", "runs_added", "rejected", "runs_version"]
+    rows: list[tuple[object, ...]] = []
+    for commit in store.log():
+        row: tuple[object, ...] = (
+            commit.number,
+            commit.time.strftime("%Y-%m-%d %H:%M:%S"),
+            commit.operation,
+            commit.summary.get("runs_added"),
+            commit.summary.get("rejected"),
+            commit.versions["runs"],
+        )
+        rows.append((*row, commit.versions) if wide else row)
+    write([*columns, "versions"] if wide else columns, rows, fmt, sys.stdout)
+    typer.echo(f"{len(rows)} lake commit(s)", err=True)
+
+
+def vacuum(
+    lake: LakeOption = None,
+    retain: Annotated[
+        int,
+        typer.Option(
+            "--retain",
+            metavar="HOURS",
+            help="Keep files that lake commits of the last HOURS hours read (Delta's default).",
+        ),
+    ] = 168,
+    lock_timeout: LockTimeoutOption = 600.0,
+) -> None:
+    """Delete data files no recent lake commit reads: `kindex vacuum --retain 24`.
+
+    Older lake commits can then no longer be read with --as-of.
+    """
+    from kindex_olap.errors import ConfigError
+    from kindex_olap.lake.compact import vacuum as run_vacuum
+
+    if retain < 0:
+        raise ConfigError(f"--retain {retain}: hours cannot be negative")
+    report = run_vacuum(lake, retain_hours=retain, lock_timeout=lock_timeout)
+    typer.echo(report.summary(), err=True)
+
+
+def migrate(lake: LakeOption = None, lock_timeout: LockTimeoutOption = 600.0) -> None:
+    """Convert a lake of kindex's pre-Delta format into Delta tables: `kindex migrate`."""
+    from kindex_olap.lake.migrate import migrate as run_migrate
+
+    report = run_migrate(lake, lock_timeout=lock_timeout)
+    typer.echo(report.summary(), err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `log`, `vacuum` and `migrate` to the kindex app."""
+    app.command("log")(log)
+    app.command("vacuum")(vacuum)
+    app.command("migrate")(migrate)

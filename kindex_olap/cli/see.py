@@ -1,0 +1,70 @@
+"""`kindex plot` and `kindex report`: query answers as charts, and the lake as one HTML file.
+
+Plotting libraries load inside these commands only: `kindex query` starts as fast as before.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kindex_olap.cli.options import LakeOption
+
+
+def plot(
+    text: Annotated[str, typer.Argument(metavar="QUERY", help="e.g. 'speedup jsd b200'.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="The chart: .png, .svg or .html.", dir_okay=False)
+    ],
+    lake: LakeOption = None,
+    version: Annotated[
+        str | None, typer.Option("--version", help="Pair only runs labelled with this version.")
+    ] = None,
+    all_pairs: Annotated[
+        bool, typer.Option("--all", help="Every same-version pair, not only the newest runs.")
+    ] = False,
+) -> None:
+    """Chart the rows of `kindex query QUERY`: `kindex plot "speedup jsd b200" --out jsd.png`.
+
+    speedup: speedup against the varying workload axis, a line per pass, p20/p80 band, a
+    panel per GPU; latency, memory: value per implementation against shape; summary: a
+    kernel x GPU heatmap of geometric-mean speedups per pass, one per pair and metric.
+    PNG and SVG render offline; HTML inlines its JavaScript (opens with no network).
+    """
+    from kindex_olap.doors.plot import query_chart, write_chart
+    from kindex_olap.query.compile import Options
+
+    chart = query_chart(text, lake, Options(version=version, all_pairs=all_pairs))
+    write_chart(chart.spec, out)
+    for note in chart.notes:
+        typer.echo(note, err=True)
+    typer.echo(f"wrote {out}", err=True)
+
+
+def report(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="The HTML file to write.", dir_okay=False)
+    ],
+    text: Annotated[
+        str | None,
+        typer.Argument(metavar="[QUERY]", help="Filters, e.g. 'jsd b200' (default: everything)."),
+    ] = None,
+    lake: LakeOption = None,
+) -> None:
+    """Write one self-contained HTML report: `kindex report --out report.html [QUERY]`.
+
+    What the lake holds, the summary heatmap, then per kernel and GPU its speedup and latency
+    charts and a sortable table of the rows. Opens from disk with no network.
+    """
+    from kindex_olap.doors.report import write_report
+
+    summary = write_report(out, text, lake)
+    typer.echo(summary, err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `plot` and `report` to the kindex app."""
+    app.command("plot")(plot)
+    app.command("report")(report)

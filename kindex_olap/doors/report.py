@@ -1,0 +1,242 @@
+"""`kindex report`: one self-contained HTML file of what the lake holds and what it answers.
+
+Order: what the lake holds (sources, GPUs, kernels, versions, runs, snapshot), the summary
+heatmap, an index, then a section per kernel and GPU with its speedup and latency charts and a
+sortable table of its speedup rows, and the comparability rule. Every chart is drawn from rows
+of `run_query` (the `speedup`, `latency` and `summary` verbs with the report's filters), the
+Vega JavaScript is inlined (no network), and charts render when their section comes into view,
+so a report of thousands of cells opens at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from kindex_olap.doors.columns import INTERVALS, VERB_COLUMNS
+from kindex_olap.doors.plot import chart_for, full_spec, vega_bundle
+from kindex_olap.doors.records import records
+from kindex_olap.errors import QueryError
+from kindex_olap.query.compile import QueryResult, run_query
+from kindex_olap.query.engine import connect, snapshot_of
+from kindex_olap.query.shorthand import VERBS
+from kindex_olap.sqlfiles import read_sql
+
+# columns of a section's table: the speedup verb's, less those the section heading names
+_SECTION_KEYS = ("kernel", "gpu", "form_factor", "environment")
+RULE = (
+    "A speedup is baseline latency / candidate latency of two runs that share kernel, timed "
+    "pass, workload digest, environment digest, protocol (digest and family, hence timer and "
+    "statistic), metric and unit. Intervals are conservative, [baseline p20 / candidate p80, "
+    "baseline p80 / candidate p20]; the verdict is within noise when the interval contains 1. "
+    "Aggregates are geometric means, per kernel, pass, GPU, metric, statistic and pair, never "
+    "pooled across them. Memory is compared only with memory."
+)
+
+
+def filters_of(text: str | None) -> str:
+    """The filter words of `text` (a leading verb, e.g. `speedup jsd`, is dropped)."""
+    words = (text or "").split()
+    if words and words[0].lower() in VERBS:
+        words = words[1:]
+    return " ".join(words)
+
+
+def write_report(
+    out: str | os.PathLike[str], text: str | None = None, lake: str | os.PathLike[str] | None = None
+) -> str:
+    """Write the report of the rows `text` selects (everything when None); returns a summary."""
+    filters = filters_of(text)
+    con = connect(lake)
+    try:
+        answers = {
+            verb: run_query(f"{verb} {filters}".strip(), con=con)
+            for verb in ("summary", "speedup", "latency")
+        }
+        sources = con.execute(read_sql("report_sources.sql"))
+        source_columns = [d[0] for d in sources.description or []]
+        source_rows = sources.fetchall()
+    finally:
+        con.close()
+    snapshot = snapshot_of(lake)
+    page = _Page(f"kindex report{': ' + filters if filters else ''}")
+    page.columns = {verb: answers[verb].columns for verb in ("speedup", "latency")}
+    page.add(f"<h1>{escape(page.title)}</h1>")
+    page.add(
+        f"<p>lake {escape(str(snapshot.lake))}, snapshot {snapshot.id}"
+        f"{', committed ' + escape(snapshot.created_at) if snapshot.created_at else ''}</p>"
+    )
+    page.add("<h2 id='lake'>What the lake holds</h2>")
+    page.add(html_table(source_columns, records(source_columns, source_rows), "sources"))
+    _summary_section(page, answers["summary"])
+    sections = _sections(answers["speedup"], answers["latency"])
+    page.add("<h2 id='index'>Index: kernel and GPU</h2>")
+    page.add(_index(sections))
+    for number, (key, speed, latency) in enumerate(sections):
+        _kernel_section(page, f"s{number}", key, speed, latency)
+    page.add(f"<h2 id='rule'>The comparability rule</h2><p>{escape(RULE)}</p>")
+    path = Path(out)
+    path.write_text(page.html(), encoding="utf-8")
+    size = path.stat().st_size / 1e6
+    kernels = len({k[0] for k, _, _ in sections})
+    return (
+        f"report: {len(sections)} kernel/GPU sections ({kernels} kernels), "
+        f"{len(page.charts)} charts, {size:.1f} MB -> {path}"
+    )
+
+
+# -- sections ---------------------------------------------------------------------------------
+
+_Key = tuple[str, str, str]  # kernel, gpu label, environment
+
+
+def _sections(
+    speed: QueryResult, latency: QueryResult
+) -> list[tuple[_Key, list[tuple[Any, ...]], list[tuple[Any, ...]]]]:
+    """Rows of both verbs grouped by kernel and environment, sorted by kernel then GPU."""
+    groups: dict[_Key, tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]] = {}
+    for slot, result in enumerate((speed, latency)):
+        index = [result.columns.index(c) for c in _SECTION_KEYS]
+        for row in result.rows:
+            kernel, gpu, form, environment = (row[i] for i in index)
+            label = " ".join(str(v) for v in (gpu, form) if v)
+            groups.setdefault((kernel, label, environment), ([], []))[slot].append(row)
+    return [(key, *groups[key]) for key in sorted(groups)]
+
+
+def _summary_section(page: _Page, summary: QueryResult) -> None:
+    page.add("<h2 id='summary'>Geometric-mean speedups</h2>")
+    if not summary.rows:
+        page.add(f"<p>{escape('; '.join(summary.diagnostics) or 'no comparable pairs')}</p>")
+        return
+    chart = chart_for("summary", summary.columns, summary.rows)
+    for note in chart.notes:
+        page.add(f"<p class='note'>{escape(note)}</p>")
+    page.chart("summary-heatmap", chart.spec)
+
+
+def _index(sections: list[tuple[_Key, Any, Any]]) -> str:
+    by_kernel: dict[str, list[str]] = {}
+    for number, ((kernel, gpu, environment), _, _) in enumerate(sections):
+        link = f"<a href='#s{number}' title='{escape(environment)}'>{escape(gpu)}</a>"
+        by_kernel.setdefault(kernel, []).append(link)
+    items = "".join(
+        f"<li><b>{escape(kernel)}</b>: {' · '.join(links)}</li>"
+        for kernel, links in by_kernel.items()
+    )
+    return f"<ul class='index'>{items}</ul>"
+
+
+def _kernel_section(
+    page: _Page,
+    anchor: str,
+    key: _Key,
+    speed: list[tuple[Any, ...]],
+    latency: list[tuple[Any, ...]],
+) -> None:
+    kernel, gpu, environment = key
+    page.add(
+        f"<section id='{anchor}'><h3>{escape(kernel)} · {escape(gpu)} "
+        f"<small>({escape(environment)})</small> <a href='#index'>index</a></h3>"
+    )
+    for verb, rows, result_columns in (
+        ("speedup", speed, page.columns["speedup"]),
+        ("latency", latency, page.columns["latency"]),
+    ):
+        if not rows:
+            page.add(f"<p class='note'>no {verb} rows for this kernel and GPU</p>")
+            continue
+        try:
+            chart = chart_for(verb, result_columns, rows)
+        except QueryError as e:  # a chart the rows cannot make: say so in place
+            page.add(f"<p class='note'>no {verb} chart: {escape(str(e))}</p>")
+            continue
+        page.chart(f"{anchor}-{verb}", chart.spec)
+    if speed:
+        page.add(_speedup_table(page.columns["speedup"], speed))
+    page.add("</section>")
+
+
+def _speedup_table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
+    shown: list[str] = []
+    for name in VERB_COLUMNS["speedup"].show:
+        if name in _SECTION_KEYS:
+            continue
+        shown.extend(INTERVALS.get(name, (name,)))
+    shown = [c for c in shown if c in columns]
+    data = records(columns, rows)
+    return html_table(shown, data, "rows")
+
+
+def html_table(columns: Sequence[str], data: list[dict[str, Any]], css: str) -> str:
+    """A sortable table (click a header); numbers sort by value (data-v)."""
+    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(_cell(d.get(c)) for c in columns) + "</tr>" for d in data)
+    return (
+        f"<table class='{css} sortable'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"<td class='n' data-v='{value!r}'>{value:.4g}</td>"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"<td class='n'>{value}</td>"
+    return f"<td>{escape('' if value is None else str(value))}</td>"
+
+
+# -- the page ---------------------------------------------------------------------------------
+
+_CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1400px}
+table{border-collapse:collapse;margin:.5em 0}th,td{padding:2px 8px;border-bottom:1px solid #ddd}
+th{cursor:pointer;text-align:left;background:#f4f4f4}td.n{text-align:right}
+.index li{margin:.2em 0}.note{color:#666}section{border-top:2px solid #ccc;margin-top:2em}
+.chart{min-height:60px}"""
+# Charts render when their element comes near the viewport (thousands would stall the page);
+# data-rendered marks a finished chart. Headers sort their table's rows. (Wrapped in a function
+# when written: the Vega bundle's globals include names such as `io`.)
+_SCRIPT = """const done=new Set();
+function draw(el){if(done.has(el.id))return;done.add(el.id);
+vegaEmbed(el,SPECS[el.id],{actions:false,renderer:'svg'})
+.then(()=>{el.dataset.rendered='1'}).catch(e=>console.error(e));}
+const io=new IntersectionObserver(es=>{for(const e of es)if(e.isIntersecting){
+io.unobserve(e.target);draw(e.target);}},{rootMargin:'600px'});
+document.querySelectorAll('.chart').forEach(el=>io.observe(el));
+document.addEventListener('click',ev=>{const th=ev.target.closest('th');if(!th)return;
+const table=th.closest('table'),i=[...th.parentNode.children].indexOf(th),
+asc=th.dataset.dir!=='asc';th.dataset.dir=asc?'asc':'desc';
+const key=r=>{const c=r.cells[i];const v=c.dataset.v??c.textContent;const n=parseFloat(v);
+return c.classList.contains('n')&&!isNaN(n)?n:v;};
+const rows=[...table.tBodies[0].rows].sort((a,b)=>{const x=key(a),y=key(b);
+return (x<y?-1:x>y?1:0)*(asc?1:-1);});table.tBodies[0].append(...rows);});"""
+
+
+class _Page:
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self.parts: list[str] = []
+        self.charts: dict[str, dict[str, Any]] = {}
+        self.columns: dict[str, list[str]] = {}
+
+    def add(self, html: str) -> None:
+        self.parts.append(html)
+
+    def chart(self, element_id: str, spec: dict[str, Any]) -> None:
+        self.charts[element_id] = full_spec(spec)
+        self.add(f"<div class='chart' id='{escape(element_id)}'></div>")
+
+    def html(self) -> str:
+        specs = json.dumps(self.charts, separators=(",", ":"))
+        # a spec's text could hold `</script>`: keep the script element closed only by us
+        specs = re.sub(r"</", r"<\\/", specs)
+        return (
+            "<!doctype html><html><head><meta charset='utf-8'>"
+            f"<title>{escape(self.title)}</title><style>{_CSS}</style>"
+            f"<script>{vega_bundle()}</script></head><body>{''.join(self.parts)}"
+            f"<script>(()=>{{const SPECS={specs};{_SCRIPT}}})()</script></body></html>"
+        )

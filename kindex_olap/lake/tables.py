@@ -1,0 +1,85 @@
+"""The lake's tables: sort orders, partitions, and the one way kindex reads a table's data files
+(their schemas are kindex_olap.schema's).
+
+Partition columns (source, year of runs and measurements) are not inside Delta data files: a
+reader of a file list gets them from the folder names (hive partitioning, where `year` reads as
+BIGINT). `scan_sql` therefore names every column in the table's own order and casts the
+partition columns back to their declared types, so views keep the types of sql/tables.sql.
+
+This module must not import pyarrow at import time (the query path stays lean).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kindex_olap.schema import check_table, column_types
+
+if TYPE_CHECKING:
+    import duckdb
+
+# Sort keys inside files: row-group min/max statistics then prune the common filters.
+SORT_ORDER = {
+    "runs": "kernel, environment_digest, pass, workload_digest, implementation_digest",
+    "measurements": "run_id",
+    "environments": "environment_digest",
+    "protocols": "protocol_digest",
+    "workloads": "operation, workload_digest",
+    "implementations": "provider, implementation_digest",
+    "operations": "family, operation_spec_digest",
+    "rejects": "rejected_at, source_file, line",
+    "ingested_files": "path",
+    "serving_runs": "source, observed_at, run_digest",
+    "run_provenance": "run_id",
+}
+# Small row groups let min/max statistics of the sorted columns skip most of a file for a
+# filtered query (bench/layout.py: 3x faster for one kernel on one GPU than 122,880-row groups).
+ROW_GROUP_ROWS = 16_384
+# Runs and measurements are partitioned by a coarse key that follows arrivals (docs/layout.md).
+PARTITIONED = {"runs": ["source", "year"], "measurements": ["source", "year"]}
+
+
+def order_clause(table: str) -> str:
+    """`ORDER BY ...` for a table's files (fixed vocabulary)."""
+    return f"ORDER BY {SORT_ORDER[table]}"
+
+
+def scan_sql(table: str, files: str) -> str:
+    """A SELECT of `table`'s rows from the Parquet files of the SQL expression `files` (a
+    getvariable() or a literal list), with the columns and types of sql/tables.sql."""
+    check_table(table)
+    partitions = PARTITIONED.get(table)
+    if partitions is None:
+        return (
+            f"SELECT * FROM read_parquet({files}, union_by_name = true, hive_partitioning = false)"
+        )
+    select = [
+        f"CAST({name} AS {kind}) AS {name}" if name in partitions else name
+        for name, kind in column_types()[table]
+    ]
+    return (
+        f"SELECT {', '.join(select)} FROM read_parquet({files}, union_by_name = true, "
+        "hive_partitioning = true)"
+    )
+
+
+def file_variable(table: str) -> str:
+    """Name of the DuckDB variable holding `table`'s file list."""
+    check_table(table)
+    return f"{table}_files"
+
+
+def set_files(con: duckdb.DuckDBPyConnection, files: dict[str, list[str]]) -> None:
+    """Set the `<table>_files` variables of `con` (the tables of `files`)."""
+    for table, paths in files.items():
+        sql = f"SET VARIABLE {file_variable(table)} = ?"  # identifier from the fixed TABLES list
+        con.execute(sql, [paths]).fetchall()
+
+
+def read_table(
+    con: duckdb.DuckDBPyConnection, table: str, files: list[str]
+) -> duckdb.DuckDBPyRelation:
+    """The rows of `table` stored in `files` (absolute paths), as a DuckDB relation: the one way
+    kindex reads a table's files outside the views."""
+    set_files(con, {table: files})
+    return con.sql(scan_sql(table, f"getvariable('{file_variable(table)}')"))

@@ -1,0 +1,119 @@
+"""The lake's table schemas, built in one place from sql/tables.sql: column names and DuckDB types
+(read from the SQL text, so a cold query needs no database to learn them), Arrow schemas, and
+rows checked strictly against them.
+
+Shared by ingest, the lake and the importers (who write files shaped like a table); it imports
+no lake code. pyarrow is imported only where an Arrow schema is asked for.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from kindex_olap.errors import LakeError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+TABLES = (
+    "runs",
+    "measurements",
+    "environments",
+    "protocols",
+    "workloads",
+    "implementations",
+    "operations",
+    "rejects",
+    "ingested_files",
+    "serving_runs",
+    "run_provenance",
+)
+
+
+def check_table(table: str) -> None:
+    if table not in TABLES:
+        raise LakeError(f"unknown lake table {table!r}", hint=f"tables: {', '.join(TABLES)}")
+
+
+_TABLE = re.compile(r"^CREATE TABLE (\w+) \($")
+_COLUMN = re.compile(r"^\s+(\w+)\s+(.+?)(?:\s+NOT NULL)?,?\s*(?:--.*)?$")
+
+
+@cache
+def column_types() -> dict[str, list[tuple[str, str]]]:
+    """(column, DuckDB type) of every table, in the order of sql/tables.sql (read as text: a
+    cold query does not pay for a DuckDB database to learn them; a test compares with DuckDB)."""
+    from kindex_olap.sqlfiles import read_sql
+
+    out: dict[str, list[tuple[str, str]]] = {}
+    table = None
+    for line in read_sql("tables.sql").splitlines():
+        if start := _TABLE.match(line):
+            table = start.group(1)
+            out[table] = []
+        elif line.startswith(")"):
+            table = None
+        elif table is not None and out[table] and _open(out[table][-1][1]):
+            name, kind = out[table][-1]  # a type continued on the next line
+            rest = line.split("--")[0].strip().rstrip(",")
+            out[table][-1] = (name, f"{kind} {rest}")
+        elif table is not None and (column := _COLUMN.match(line)):
+            kind = column.group(2)
+            if _open(kind):  # keep the comma inside an unclosed type
+                kind = line.split("--")[0].strip().split(None, 1)[1]
+            out[table].append((column.group(1), kind))
+    return out
+
+
+def _open(kind: str) -> bool:
+    return kind.count("(") > kind.count(")")
+
+
+def columns(table: str) -> list[str]:
+    check_table(table)
+    return [name for name, _ in column_types()[table]]
+
+
+def arrow_schema(table: str) -> pa.Schema:
+    """The Arrow schema of `table` as DuckDB writes it (the one schema of each table)."""
+    check_table(table)
+    return arrow_schemas()[table]
+
+
+@cache
+def arrow_schemas() -> dict[str, pa.Schema]:
+    import duckdb
+
+    from kindex_olap.sqlfiles import read_sql
+
+    con = duckdb.connect()
+    try:
+        con.execute(read_sql("tables.sql")).fetchall()
+        return {t: con.sql(f"SELECT * FROM {t}").to_arrow_table().schema for t in TABLES}
+    finally:
+        con.close()
+
+
+def rows_to_arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
+    """`rows` as an Arrow table of `table`'s schema; a key the schema lacks is an error (Arrow
+    would silently drop it, leaving the column NULL). Map values may be dicts."""
+    import pyarrow as pa
+
+    schema = arrow_schema(table)
+    known = set(schema.names)
+    for number, row in enumerate(rows):
+        unknown = set(row) - known
+        if unknown:
+            raise LakeError(
+                f"row {number} for table {table} has unknown column(s) {sorted(unknown)}",
+                hint=f"columns: {', '.join(schema.names)}",
+            )
+    maps = [f.name for f in schema if pa.types.is_map(f.type)]
+    if maps:  # map columns take (key, value) pairs
+        rows = [
+            {k: (list(v.items()) if k in maps and isinstance(v, dict) else v) for k, v in r.items()}
+            for r in rows
+        ]
+    return pa.Table.from_pylist(rows, schema=schema)

@@ -1,0 +1,405 @@
+"""The lake as Delta Lake tables: other engines read what kindex reads, lake commits and time
+travel, vacuum, and the migration of a lake written by the pre-Delta kindex."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from conftest import SEEDS, BundleFactory, seed_text
+from synthetic import write_jsonl
+
+from kindex_olap.errors import LakeError
+from kindex_olap.ingestion.pipeline import ingest
+from kindex_olap.lake.compact import compact, vacuum
+from kindex_olap.lake.store import TABLES, Lake
+from kindex_olap.query.engine import connect
+from kindex_olap.schema import arrow_schema, column_types, rows_to_arrow
+
+FIXTURES = Path(__file__).parent / "fixtures"
+KERNELINDEX_EXPORT = (
+    Path(__file__).resolve().parents[2]
+    / "shared"
+    / "data"
+    / "kernelindex"
+    / "catalog-2026-08-16-94af2ae7.jsonl.zst"
+)
+# What a speedup is computed from: the comparability keys and the latency statistics.
+RUN_COLUMNS = (
+    "run_id, kernel, pass, provider, environment_digest, workload_digest, protocol_digest, "
+    "implementation_digest, metric, statistic, unit, value, latency_median_ns, latency_p20_ns, "
+    "latency_p80_ns, observed_at, source, year"
+)
+MEASUREMENT_COLUMNS = "run_id, metric, statistic, unit, value, origin, source, year"
+
+
+def kindex(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "kindex_olap", *args], capture_output=True, text=True
+    )
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+# -- every engine reads what kindex reads -----------------------------------------------------
+
+
+def kindex_rows(lake: Path) -> dict[str, list[tuple[Any, ...]]]:
+    con = connect(lake)
+    try:
+        return {
+            "runs": con.execute(f"SELECT {RUN_COLUMNS} FROM runs ORDER BY run_id").fetchall(),
+            "measurements": con.execute(
+                f"SELECT {MEASUREMENT_COLUMNS} FROM measurements ORDER BY ALL"
+            ).fetchall(),
+        }
+    finally:
+        con.close()
+
+
+def polars_rows(lake: Path) -> dict[str, list[tuple[Any, ...]]]:
+    import polars as pl
+
+    def read(table: str, columns: str) -> list[tuple[Any, ...]]:
+        names = [c.strip() for c in columns.split(",")]
+        frame = pl.scan_delta(str(lake / table)).select(names).collect()
+        return sorted(frame.rows(), key=_order)
+
+    return {
+        "runs": read("runs", RUN_COLUMNS),
+        "measurements": read("measurements", MEASUREMENT_COLUMNS),
+    }
+
+
+def query_builder_rows(lake: Path) -> dict[str, list[tuple[Any, ...]]]:
+    import pyarrow as pa
+    from deltalake import DeltaTable, QueryBuilder
+
+    def read(table: str, columns: str) -> list[tuple[Any, ...]]:
+        builder = QueryBuilder().register(table, DeltaTable(str(lake / table)))
+        result = pa.table(builder.execute(f"SELECT {columns} FROM {table}").read_all())
+        return sorted(zip(*(c.to_pylist() for c in result.columns), strict=True), key=_order)
+
+    return {
+        "runs": read("runs", RUN_COLUMNS),
+        "measurements": read("measurements", MEASUREMENT_COLUMNS),
+    }
+
+
+def duckdb_file_list_rows(lake: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """DuckDB over the Delta log's file list, as any user would read it (hive partitioning)."""
+    from deltalake import DeltaTable
+
+    def read(table: str, columns: str, order: str) -> list[tuple[Any, ...]]:
+        files = DeltaTable(str(lake / table)).file_uris()
+        sql = f"SELECT {columns} FROM read_parquet(?, hive_partitioning = true) ORDER BY {order}"
+        return duckdb.execute(sql, [files]).fetchall()
+
+    return {
+        "runs": read("runs", RUN_COLUMNS, "run_id"),
+        "measurements": read("measurements", MEASUREMENT_COLUMNS, "ALL"),
+    }
+
+
+def _order(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple((v is None, v if v is not None else 0) for v in row)
+
+
+def assert_every_engine_agrees(lake: Path) -> int:
+    expected = kindex_rows(lake)
+    expected["measurements"] = sorted(expected["measurements"], key=_order)
+    assert expected["runs"] and expected["measurements"]
+    for name, read in [
+        ("polars", polars_rows),
+        ("deltalake QueryBuilder", query_builder_rows),
+        ("DuckDB over the Delta file list", duckdb_file_list_rows),
+    ]:
+        seen = read(lake)
+        seen["measurements"] = sorted(seen["measurements"], key=_order)
+        seen["runs"] = sorted(seen["runs"], key=_order)
+        for table in ("runs", "measurements"):
+            assert len(seen[table]) == len(expected[table]), (name, table)
+            assert seen[table] == sorted(expected[table], key=_order), (name, table)
+    return len(expected["runs"])
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+def test_other_engines_read_what_kindex_reads(liger_history_lake: Path, tmp_path: Path) -> None:
+    """After imports, a second overlapping ingest, compaction and vacuum."""
+    from kindex_olap.importers.kernelindex.convert import import_kernelindex
+
+    lake = tmp_path / "lake"
+    shutil.copytree(liger_history_lake, lake)
+    import_kernelindex(str(KERNELINDEX_EXPORT), raw_dir=tmp_path / "ki", lake=lake)
+    imported = assert_every_engine_agrees(lake)
+    ingest([write_jsonl(1500, tmp_path / "a.jsonl", start=0)], lake)
+    report = ingest([write_jsonl(1500, tmp_path / "b.jsonl", start=1000)], lake)
+    assert report.duplicates == 500
+    assert assert_every_engine_agrees(lake) == imported + 1499 + 999
+    compact(lake)
+    assert assert_every_engine_agrees(lake) == imported + 1499 + 999
+    vacuum(lake, retain_hours=0)
+    assert assert_every_engine_agrees(lake) == imported + 1499 + 999
+    assert files_on_disk(lake) == files_in_logs(lake)
+
+
+def files_on_disk(lake: Path) -> set[str]:
+    return {str(p) for t in TABLES for p in (lake / t).rglob("*.parquet")}
+
+
+def files_in_logs(lake: Path) -> set[str]:
+    from deltalake import DeltaTable
+
+    return {uri for t in TABLES for uri in DeltaTable(str(lake / t)).file_uris()}
+
+
+def test_partition_folder_names_are_what_duckdb_writes_and_reads(tmp_path: Path) -> None:
+    """kindex names partition folders, and reads values back from DuckDB's folders, exactly
+    as DuckDB's hive partitioning spells them (sources are plain today; this keeps any value)."""
+    from kindex_olap.lake.store import partition_folder, partition_values
+
+    values = ["liger-kernel-bench", "lab/é 100%=x", "a b", None]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT unnest(?) AS source, 1 AS n", [values])
+    con.sql("SELECT * FROM t").write_parquet(str(tmp_path / "out"), partition_by=["source"])
+    for path in (tmp_path / "out").rglob("*.parquet"):
+        value = partition_values(path.relative_to(tmp_path / "out"))["source"]
+        assert value in values
+        assert path.parent.name == f"source={partition_folder(value)}"
+        hive = "SELECT source FROM read_parquet(?, hive_partitioning = true)"
+        assert con.execute(hive, [str(path)]).fetchall() == [(value,)]
+
+
+# -- lake commits and time travel -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def three_ingests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Three ingests of 100, 50 and 20 runs, with a moment between the first and second."""
+    root = tmp_path_factory.mktemp("time-travel")
+    lake = root / "lake"
+    ingest([write_jsonl(100, root / "a.jsonl", start=0)], lake)
+    time.sleep(1.1)
+    between = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    time.sleep(1.1)
+    ingest([write_jsonl(50, root / "b.jsonl", start=100)], lake)
+    ingest([write_jsonl(20, root / "c.jsonl", start=150)], lake)
+    return {"root": root, "lake": lake, "between": between}
+
+
+def count_runs(lake: Path, *as_of: str) -> int:
+    done = kindex("sql", "--lake", str(lake), *as_of, "-f", "csv", "SELECT count(*) FROM runs")
+    return int(done.stdout.splitlines()[1])
+
+
+def test_as_of_reads_an_earlier_lake_commit(three_ingests: dict[str, Any]) -> None:
+    lake = three_ingests["lake"]
+    # 1 in 1000 synthetic bundles is broken (number 999): none of these
+    assert count_runs(lake, "--as-of", "1") == 100
+    assert count_runs(lake, "--as-of", three_ingests["between"]) == 100
+    assert count_runs(lake, "--as-of", f"{three_ingests['between']}Z") == 100
+    assert count_runs(lake, "--as-of", "2") == 150
+    assert count_runs(lake) == count_runs(lake, "--as-of", "3") == 170
+
+
+def test_as_of_on_query_shell_db_and_export(three_ingests: dict[str, Any]) -> None:
+    lake, root = three_ingests["lake"], three_ingests["root"]
+    first = Lake(lake).snapshot("1")
+    newest = Lake(lake).snapshot()
+    init = kindex("shell", "--lake", str(lake), "--sql-file", "--as-of", "1").stdout
+    assert all(f in init for f in first.files("runs"))
+    assert not all(f in init for f in newest.files("runs"))
+    db = root / "one.duckdb"
+    kindex("db", str(db), "--lake", str(lake), "--as-of", "1", "--force")
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM runs").fetchall() == [(100,)]
+    con.close()
+    kindex("export", "--out", str(root / "export"), "--lake", str(lake), "--as-of", "1")
+    assert "Lake commit 1;" in (root / "export" / "README.md").read_text()
+    runs = duckdb.execute(
+        "SELECT count(*) FROM read_parquet(?)", [str(root / "export" / "runs.parquet")]
+    )
+    assert runs.fetchall() == [(100,)]
+    done = kindex("query", "--lake", str(lake), "--as-of", "1", "-f", "csv", "runs")
+    assert len(done.stdout.splitlines()) == 1 + 100
+
+
+def test_as_of_a_commit_that_does_not_exist_says_so(three_ingests: dict[str, Any]) -> None:
+    lake = str(three_ingests["lake"])
+    done = kindex("sql", "--lake", lake, "--as-of", "7", "SELECT 1", check=False)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: --as-of 7: the lake has no commit 7")
+    done = kindex("sql", "--lake", lake, "--as-of", "2001-01-01", "SELECT 1", check=False)
+    assert (done.returncode, done.stderr.count("\n")) == (2, 1)
+    assert "no commit at or before it" in done.stderr
+    done = kindex("sql", "--lake", lake, "--as-of", "last week", "SELECT 1", check=False)
+    assert done.returncode == 2 and "neither a lake commit number nor a timestamp" in done.stderr
+
+
+def test_log_lists_the_lake_commits(three_ingests: dict[str, Any]) -> None:
+    done = kindex("log", "--lake", str(three_ingests["lake"]), "-f", "json")
+    commits = json.loads(done.stdout)
+    assert [c["commit"] for c in commits] == [1, 2, 3]
+    assert [c["runs_added"] for c in commits] == [100, 50, 20]
+    assert all(c["operation"] == "ingest" for c in commits)
+    # each table's Delta version, runs committed last in each lake commit
+    assert [c["versions"]["runs"] for c in commits] == [1, 2, 3]
+    assert set(commits[0]["versions"]) == set(TABLES)
+    table = kindex("log", "--lake", str(three_ingests["lake"])).stdout
+    assert max(len(line) for line in table.splitlines()) <= 100
+
+
+def test_every_delta_commit_names_its_lake_commit(three_ingests: dict[str, Any]) -> None:
+    from deltalake import DeltaTable
+
+    for table in ("runs", "measurements", "ingested_files"):
+        history = DeltaTable(str(three_ingests["lake"] / table)).history()
+        numbers = sorted(int(h["kindex.commit"]) for h in history)
+        assert numbers == [0, 1, 2, 3], table
+        assert all(len(h.get("kindex.ingest_id", "x" * 12)) == 12 for h in history)
+
+
+def test_vacuum_keeps_recent_files_and_removes_old_ones_when_told(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    for start in (0, 100):
+        ingest([write_jsonl(100, tmp_path / f"{start}.jsonl", start=start)], lake)
+    compact(lake)
+    replaced = files_on_disk(lake) - files_in_logs(lake)
+    assert replaced  # the files compaction replaced are still on disk
+    assert vacuum(lake).removed == dict.fromkeys(TABLES, 0)  # 7 days by default
+    assert count_runs(lake, "--as-of", "1") == 100
+    done = kindex("vacuum", "--lake", str(lake), "--retain", "0")
+    assert "removed" in done.stderr
+    assert files_on_disk(lake) == files_in_logs(lake)
+    assert count_runs(lake) == 200
+    old = kindex("sql", "--lake", str(lake), "--as-of", "1", "SELECT 1", check=False)
+    assert old.returncode == 3 and "can no longer be read" in old.stderr
+
+
+# -- the pre-Delta format ---------------------------------------------------------------------
+
+
+def legacy_rows(lake: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """The tables of a format-1 lake as the pre-Delta kindex read them."""
+    current = int((lake / "_kindex" / "CURRENT").read_text())
+    body = json.loads((lake / "_kindex" / "snapshots" / f"{current:08d}.json").read_text())
+    con = duckdb.connect()
+    out = {}
+    for table, files in body["tables"].items():
+        if files:
+            paths = [str(lake / f) for f in files]
+            sql = "SELECT * FROM read_parquet(?, union_by_name = true) ORDER BY ALL"
+            out[table] = con.execute(sql, [paths]).fetchall()
+    return out
+
+
+def test_a_pre_delta_lake_is_refused_then_migrated(
+    tmp_path: Path, make_bundle: BundleFactory
+) -> None:
+    lake = tmp_path / "lake"
+    shutil.copytree(FIXTURES / "lake-v1", lake)
+    before = legacy_rows(lake)
+    assert len(before["runs"]) == 4 and len(before["rejects"]) == 2
+    refused = kindex("sql", "--lake", str(lake), "SELECT 1", check=False)
+    assert refused.returncode == 3
+    assert "pre-Delta format" in refused.stderr and "kindex migrate" in refused.stderr
+    with pytest.raises(LakeError, match="pre-Delta"):
+        ingest([SEEDS], lake)
+    done = kindex("migrate", "--lake", str(lake))
+    assert "migrated" in done.stderr and "4 runs" in done.stderr
+    con = connect(lake)
+    for table, rows in before.items():  # every row and value kept, rejects' text included
+        after = con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+        assert after == rows, table
+    con.close()
+    assert not (lake / "_kindex" / "snapshots").exists()
+    assert files_on_disk(lake) == files_in_logs(lake)
+    # the migrated lake goes on: its ingested files are known, a new run lands
+    assert ingest([SEEDS], lake).runs_added == 0
+    (tmp_path / "new.txt").write_text(seed_text("New", make_bundle(variant=7)))
+    assert ingest([tmp_path / "new.txt"], lake).runs_added == 1
+    assert [c.operation for c in Lake(lake).log()] == ["migrate", "ingest"]
+    again = kindex("migrate", "--lake", str(lake), check=False)
+    assert again.returncode == 3 and "already" in again.stderr
+
+
+def test_a_killed_migration_leaves_a_pre_delta_lake_that_migrates_later(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    shutil.copytree(FIXTURES / "lake-v1", lake)
+    before = legacy_rows(lake)
+    env = {**os.environ, "KINDEX_CRASHPOINT": "commit:runs"}
+    command = [sys.executable, "-m", "kindex_olap", "migrate", "--lake", str(lake)]
+    assert subprocess.run(command, env=env, capture_output=True).returncode == -9
+    assert legacy_rows(lake) == before  # still the old lake, readable by the old kindex
+    kindex("migrate", "--lake", str(lake))
+    con = connect(lake)
+    assert con.execute("SELECT count(*) FROM runs").fetchall() == [(4,)]
+    assert files_on_disk(lake) == files_in_logs(lake)
+
+
+# -- the schemas, from sql/tables.sql, in one place ------------------------------------------
+
+
+def test_column_types_read_from_the_sql_text_match_duckdb() -> None:
+    con = duckdb.connect()
+    from kindex_olap.sqlfiles import read_sql
+
+    con.execute(read_sql("tables.sql"))
+    for table in TABLES:
+        described = [(r[0], r[1]) for r in con.execute(f"DESCRIBE {table}").fetchall()]
+        parsed = column_types()[table]
+        assert [name for name, _ in parsed] == [name for name, _ in described], table
+        for (name, kind), (_, duck) in zip(parsed, described, strict=True):
+            assert con.execute(f"SELECT NULL::{kind}").description is not None, name
+            typed = con.execute(f"SELECT typeof(NULL::{kind})").fetchall()[0][0]
+            assert typed == duck, (table, name)
+        assert arrow_schema(table).names == [name for name, _ in parsed]
+
+
+def test_a_misspelled_row_key_is_an_error_not_a_null() -> None:
+    row = {"source_file": "a.json", "line": 1, "reason": "bad", "txt": "oops"}
+    with pytest.raises(LakeError, match=r"unknown column\(s\) \['txt'\]"):
+        rows_to_arrow("rejects", [row])
+    good = rows_to_arrow("environments", [{"environment_digest": "d", "libraries": {"a": "1"}}])
+    assert good.column("libraries").to_pylist() == [[("a", "1")]]
+
+
+def test_a_query_reads_the_cached_file_lists_without_delta_rs(
+    three_ingests: dict[str, Any], tmp_path: Path
+) -> None:
+    """The cold path: a writer caches each lake commit's file lists, so a query imports no
+    delta-rs; without the cache (another tool's commit) it reads the Delta logs, same answer."""
+    code = (
+        "import sys; from kindex_olap.query.engine import connect\n"
+        "n = connect(sys.argv[1]).execute('SELECT count(*) FROM runs').fetchall()[0][0]\n"
+        "print(n, 'deltalake' in sys.modules)\n"
+    )
+    lake = three_ingests["lake"]
+    cached = subprocess.run([sys.executable, "-c", code, str(lake)], capture_output=True, text=True)
+    assert cached.stdout.split() == ["170", "False"], cached.stderr
+    copy = tmp_path / "lake"
+    shutil.copytree(lake, copy)
+    shutil.rmtree(copy / "_kindex" / "files")
+    logs = subprocess.run([sys.executable, "-c", code, str(copy)], capture_output=True, text=True)
+    assert logs.stdout.split() == ["170", "True"], logs.stderr
+
+
+def test_a_serving_runs_file_that_is_not_one_is_refused(tmp_path: Path, tmp_lake: Path) -> None:
+    from kindex_olap.errors import IngestError
+
+    duckdb.sql("SELECT 'x' AS run_digest, 1 AS bogus").write_parquet(
+        str(tmp_path / "x.serving_runs.parquet")
+    )
+    with pytest.raises(IngestError, match=r"not a serving_runs file .*'bogus'"):
+        ingest([tmp_path / "x.serving_runs.parquet"], tmp_lake)
+    assert Lake(tmp_lake).snapshot().id == 0

@@ -1,0 +1,133 @@
+"""`kindex report` of the whole real lake (Liger's history plus both KernelIndex exports), opened
+in headless Chromium (Debian's /usr/bin/chromium through playwright; .ci/run installs it): it
+loads nothing from the network, jumps to sections whose charts render, logs no console error,
+and a screenshot is not blank. Also: the report holds what the lake holds and stays small.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pictures import png_size_and_rows
+from typer.testing import CliRunner
+
+from kindex_olap.cli.app import app
+from kindex_olap.query.compile import run_query
+
+pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # CI runs as root
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+MAX_BYTES = 25 * 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def report(real_lake: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    result = CliRunner().invoke(app, ["report", "--lake", str(real_lake), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"report: \d+ kernel/GPU sections", result.stderr)
+    return out
+
+
+def test_report_holds_the_lake(report: Path, real_lake: Path) -> None:
+    html = report.read_text(encoding="utf-8")
+    assert report.stat().st_size <= MAX_BYTES
+    for source in ("liger-kernel-bench", "gpumode-kernelbot", "flashinfer-bench", "sol-execbench"):
+        assert f"<td>{source}</td>" in html
+    # a section (with an index link) per kernel and GPU holding speedup or latency rows
+    speed = run_query("speedup", real_lake)
+    kernel, environment = speed.columns.index("kernel"), speed.columns.index("environment")
+    cells = {(row[kernel], row[environment]) for row in speed.rows}
+    sections = re.findall(r"<section id='(s\d+)'>", html)
+    assert len(sections) >= len(cells)
+    assert all(f"href='#{s}'" in html for s in sections)
+    assert "The comparability rule" in html
+
+
+def test_report_opens_offline_in_chromium(report: Path) -> None:
+    if not CHROMIUM.exists():
+        pytest.fail("/usr/bin/chromium is missing: apt-get install -y chromium (.ci/run does)")
+    from playwright.sync_api import sync_playwright
+
+    html = report.read_text(encoding="utf-8")
+    jsd = re.search(r"<a href='#(s\d+)' title='liger-bench-nvidia-b200'>NVIDIA B200</a>", html)
+    assert jsd, "the index links jsd on the B200"
+    sections = re.findall(r"<section id='(s\d+)'>", html)
+    targets = [jsd.group(1), sections[len(sections) // 2], sections[-1]]
+    errors: list[str] = []
+    requests: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(report.as_uri(), wait_until="load", timeout=120_000)
+            page.wait_for_selector("#summary-heatmap[data-rendered='1']", timeout=60_000)
+            for target in targets:
+                page.click(f"a[href='#{target}']")
+                rendered = f"#{target} .chart[data-rendered='1']"
+                page.wait_for_selector(rendered, state="attached", timeout=60_000)
+                marks = page.locator(f"#{target} .chart svg .role-mark").count()
+                assert marks > 0, target
+            shot = page.screenshot()
+            sorted_ok = _sorts_by_click(page, jsd.group(1))
+        finally:
+            browser.close()
+    assert errors == []
+    assert {url.split(":", 1)[0] for url in requests} <= {"file", "data", "blob"}, requests[:5]
+    _, height, distinct_rows = png_size_and_rows(shot)
+    assert distinct_rows > height // 10  # not blank
+    assert sorted_ok
+
+
+def _sorts_by_click(page: Any, section: str) -> bool:
+    """Click the speedup header of a section's table: rows come back in ascending order."""
+    table = f"#{section} table.rows"
+    headers = page.locator(f"{table} th").all_inner_texts()
+    column = headers.index("speedup")
+    page.locator(f"{table} th").nth(column).click()
+    cells = page.locator(f"{table} tbody tr td:nth-child({column + 1})").all_inner_texts()
+    values = [float(v) for v in cells]
+    return values == sorted(values) and len(values) > 1
+
+
+def test_plot_html_renders_offline(liger_history_lake: Path, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    out = tmp_path / "latency.html"
+    result = CliRunner().invoke(
+        app, ["plot", "latency jsd b200", "--lake", str(liger_history_lake), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    rows = run_query("latency jsd b200", liger_history_lake).rows
+    errors: list[str] = []
+    requests: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(out.as_uri(), wait_until="load", timeout=60_000)
+            page.wait_for_selector("#chart svg", timeout=60_000)
+            points = page.locator("#chart .mark-symbol.role-mark path").count()
+        finally:
+            browser.close()
+    assert errors == []
+    assert {url.split(":", 1)[0] for url in requests} <= {"file", "data", "blob"}, requests[:5]
+    assert points == len(rows)  # one point per row, drawn by the inlined Vega in the browser

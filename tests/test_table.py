@@ -1,0 +1,175 @@
+"""`--format table` as a person sees it: every verb in a real pseudo-terminal at 80 and 120
+columns (no line wider than the terminal, answers on screen), shortening that keeps values
+apart, colour only on a terminal, nothing cut without a width, and `kindex query` start-up
+without the plotting libraries.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kindex_olap.cli.app import app
+from kindex_olap.cli.table import render, shorten
+from kindex_olap.query.compile import run_query
+
+pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
+
+KINDEX = Path(sys.executable).parent / "kindex"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# every verb of `kindex query`, with what must be on screen (data from the Liger history)
+VERB_QUERIES = {
+    "speedup jsd b200": ("×", "faster", "slower"),
+    "summary jsd": ("×",),
+    "summary": ("×",),
+    "speedup b200": ("×", "faster"),
+    "memory jsd": ("×", "smaller"),
+    "latency jsd b200": ("liger", "torch"),
+    "runs jsd b200": ("liger",),
+    "gpus": ("NVIDIA B200",),
+    "kernels": ("jsd",),
+}
+
+
+def in_terminal(
+    args: list[str], columns: int, env: dict[str, str] | None = None
+) -> tuple[str, str]:
+    """Run kindex with stdout on a pseudo-terminal `columns` wide; (screen text, stderr)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
+    environment.update({"TERM": "xterm-256color", **(env or {})})
+    process = subprocess.Popen(
+        [str(KINDEX), *args], stdout=slave, stderr=subprocess.PIPE, env=environment
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    stderr = process.stderr.read().decode() if process.stderr else ""
+    assert process.wait() == 0, stderr
+    os.close(master)
+    return b"".join(chunks).decode().replace("\r\n", "\n"), stderr
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+@pytest.mark.parametrize("text", sorted(VERB_QUERIES))
+def test_every_verb_fits_a_terminal(liger_history_lake: Path, text: str, columns: int) -> None:
+    screen, stderr = in_terminal(["query", text, "--lake", str(liger_history_lake)], columns)
+    lines = ANSI.sub("", screen).splitlines()
+    assert len(lines) > 2
+    too_long = [line for line in lines if len(line) > columns]
+    assert not too_long, too_long[:3]
+    for word in VERB_QUERIES[text]:
+        assert word in screen, (word, screen[:2000])
+    rows = len(run_query(text, liger_history_lake).rows)
+    assert f"{rows} row(s)" in stderr
+
+
+def test_speedup_answer_columns_and_title(liger_history_lake: Path) -> None:
+    screen, stderr = in_terminal(
+        ["query", "speedup jsd b200", "--lake", str(liger_history_lake)], 100
+    )
+    plain = ANSI.sub("", screen).splitlines()
+    # constant columns read once, in the title line; the answer stays in the table
+    assert plain[0].startswith("jsd · NVIDIA B200 (liger-bench-nvidia-b200)")
+    assert "liger 0.8.0 vs torch 0.8.0" in plain[0]
+    assert plain[1].split() == [
+        "pass", "shape", "speedup", "p20–p80", "verdict", "cand", "ms", "base", "ms"
+    ]  # fmt: skip
+    result = run_query("speedup jsd b200", liger_history_lake)
+    first = dict(zip(result.columns, result.rows[0], strict=True))
+    cells = plain[3].split()
+    assert cells[:2] == [first["pass"], first["shape"]]
+    assert cells[2] == f"{first['speedup']:.2f}×"
+    assert " ".join(cells[3:5]) == f"[{first['speedup_lo']:.2f}, {first['speedup_hi']:.2f}]"
+    assert "columns left out: candidate_name, baseline_name, baseline_rule" in stderr
+    assert "--wide" in stderr
+
+
+def test_verdicts_coloured_on_a_terminal_only(liger_history_lake: Path) -> None:
+    args = ["query", "speedup jsd b200", "--lake", str(liger_history_lake)]
+    screen, _ = in_terminal(args, 120)
+    assert "\x1b[32mfaster" in screen and "\x1b[31mslower" in screen
+    no_color, _ = in_terminal(args, 120, {"NO_COLOR": "1"})
+    assert "\x1b[" not in no_color and "faster" in no_color
+    piped = CliRunner().invoke(app, args)
+    assert "\x1b[" not in piped.stdout
+
+
+def test_no_width_nothing_shortened(
+    liger_history_lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    args = ["query", "speedup jsd", "--lake", str(liger_history_lake)]
+    piped = CliRunner().invoke(app, args)
+    assert "…" not in piped.stdout
+    assert "liger-bench-nvidia-h100-pcie" in piped.stdout
+    monkeypatch.setenv("COLUMNS", "80")
+    narrow = CliRunner().invoke(app, args)
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 80
+
+
+def test_wide_shows_every_column(liger_history_lake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    result = CliRunner().invoke(
+        app, ["query", "speedup jsd b200", "--wide", "--lake", str(liger_history_lake)]
+    )
+    header = result.stdout.splitlines()[0].split()
+    for column in ("kernel", "gpu", "candidate_name", "baseline_observed_at", "candidate_version"):
+        assert column in header
+    assert "left out" not in result.stderr
+
+
+def test_shortening_keeps_row_keys_apart() -> None:
+    shapes = ["tokens1024-vocab128256-fp32", "tokens1024-vocab32000-fp32"]
+    assert shorten(shapes[0], 12) == shorten(shapes[1], 12)  # a naive cut merges them
+    rows = [("jsd", "forward", shape, 1.5, 1.4, 1.6, "faster") for shape in shapes]
+    columns = ["kernel", "pass", "shape", "speedup", "speedup_lo", "speedup_hi", "verdict"]
+    table = render(columns, rows, "speedup", width=46)
+    assert all(len(line) <= 46 for line in table.lines)
+    visible = [line.split()[0] for line in table.lines[-2:]]
+    assert visible[0] != visible[1], table.lines
+
+
+@pytest.mark.parametrize("text", ["speedup", "summary", "latency", "runs", "kernels"])
+def test_real_values_stay_distinct_at_80(liger_history_lake: Path, text: str) -> None:
+    result = run_query(text, liger_history_lake)
+    table = render(result.columns, result.rows, result.verb, width=80)
+    assert all(len(line) <= 80 for line in table.lines)
+    for column in table.shown:
+        full = set(column.values)
+        assert len({shorten(v, column.width) for v in full}) == len(full), column.name
+
+
+def test_query_does_not_import_plotting(liger_history_lake: Path) -> None:
+    code = (
+        "import sys\n"
+        "from kindex_olap.cli.app import app\n"
+        "try:\n"
+        f"    app(['query', 'speedup jsd b200', '--lake', {str(liger_history_lake)!r}])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "heavy = sorted(m for m in ('altair', 'vl_convert', 'playwright') if m in sys.modules)\n"
+        "print('heavy:', heavy)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "heavy: []" in out
