@@ -250,3 +250,16 @@ def test_check_exit_code_with_and_without_a_planted_regression(
         assert markdown.returncode == 1 and markdown.stdout.startswith("| kernel |")
     else:
         assert done.stdout == ""
+
+
+def test_plot_history_marks_the_flagged_steps(liger_history_lake: Path) -> None:
+    from kindex_olap.doors.plot import query_chart
+
+    chart = query_chart("history kto_loss h100-80gb-hbm3 liger fwd", liger_history_lake)
+    data = chart.spec["data"]["values"]
+    flagged = {(d["version"], d["_flag"]) for d in data if d["_flag"] != "none"}
+    assert flagged == {("0.5.4", "improvement")}  # main branch: 0.5.3 -> 0.5.4 only
+    assert [panel["layer"][-1]["encoding"]["y"]["field"] for panel in chart.spec["vconcat"]] == [
+        "median_ms",
+        "speedup",
+    ]

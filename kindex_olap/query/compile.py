@@ -402,7 +402,7 @@ def _history(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> 
     table = answer(con, query.verb, scope, where.clauses, where.params, history)
     return QueryResult(
         table.columns, table.rows, "(history: sql/history.sql, sql/history_points.sql)",
-        (*scope, *where.params), table.notes,
+        (*scope, *where.params), table.notes, verb=query.verb,
     )  # fmt: skip
 
 
