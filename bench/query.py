@@ -4,9 +4,12 @@ against the same SQL on DuckDB tables materialized in memory from the same data.
     .venv/bin/python bench/query.py --runs 1000000 --work /tmp/kindex-bench
 
 Bundles vary the real JSD seed: 40 kernels x 3 providers x 3 passes x 8 GPUs x 12 shapes x
-repeated sweeps (versions), written as JSONL files of CHUNK bundles, each ingested with kindex's
+repeated sweeps, written as JSONL files of CHUNK bundles, each ingested with kindex's
 own ingest (one ingest of 1M bundles runs out of the writer's memory limit), then compacted
-into one sorted file per partition.
+into one sorted file per partition. Sweeps are time-ordered versions (sweep s: version 1.s.0,
+observed s days after 2025-01-01); each run is its cell's fixed level times lognormal noise
+(sigma 5 %), and liger's PLANTED_KERNEL is 30 % slower from two thirds of the sweeps on (a
+planted regression for the history verbs).
 
 Per question it prints: warm `run_query` (vocabulary, parse, compile, run), the compiled SQL on
 the Parquet views (table macros with bound filters), the same SQL on in-memory tables, and the
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import datetime
 import hashlib
 import json
 import random
@@ -40,6 +44,8 @@ GPUS = [("NVIDIA B200", "sm_100"), ("NVIDIA H100", "sm_90"), ("NVIDIA A100", "sm
 ]
 SHAPES = [f"tokens{2**i}-vocab128256-fp32" for i in range(10, 22)]
 CHUNK = 250_000
+PLANTED_KERNEL = "kernel05"
+NOISE_SIGMA = 0.05
 
 
 def digest(tag: str) -> str:
@@ -59,6 +65,7 @@ def bundles(count: int, seed: int = 7) -> Any:
     cells = [
         (k, p, g, s) for k in KERNELS for p in PASSES for g in range(len(GPUS)) for s in SHAPES
     ]
+    planted_sweep = max(2, count // (len(cells) * len(PROVIDERS)) * 2 // 3)
     i = 0
     sweep = 0
     while i < count:
@@ -66,7 +73,7 @@ def bundles(count: int, seed: int = 7) -> Any:
             for provider in PROVIDERS:
                 if i >= count:
                     return
-                yield _bundle(base, kernel, pass_, gpu, shape, provider, sweep, rng)
+                yield _bundle(base, kernel, pass_, gpu, shape, provider, sweep, rng, planted_sweep)
                 i += 1
         sweep += 1
 
@@ -80,17 +87,22 @@ def _bundle(
     provider: str,
     sweep: int,
     rng: random.Random,
+    planted_sweep: int,
 ) -> dict[str, Any]:
     bundle = copy.deepcopy(base)
     spec = bundle["run"]["spec"]
-    median = rng.uniform(1e5, 1e8)
+    # the cell's level (fixed across sweeps) times run-to-run noise, and the planted step
+    level = random.Random(f"{kernel}/{pass_}/{gpu}/{shape}/{provider}").uniform(1e5, 1e8)
+    planted = kernel == PLANTED_KERNEL and provider == "liger" and sweep >= planted_sweep
+    median = level * rng.lognormvariate(0, NOISE_SIGMA) * (1.3 if planted else 1.0)
     spec["timing"]["latencyNs"] = {"median": int(median)}
     spec["measurements"] = [
         {"unit": "ns", "value": int(median * 0.98), "metric": "latency", "statistic": "p20"},
         {"unit": "ns", "value": int(median * 1.02), "metric": "latency", "statistic": "p80"},
     ]
     product, arch = GPUS[gpu]
-    observed = f"2025-{1 + sweep % 12:02d}-{1 + (sweep // 12) % 28:02d}T00:00:00.000Z"
+    day = datetime.date(2025, 1, 1) + datetime.timedelta(days=sweep)
+    observed = f"{day.isoformat()}T00:00:{PROVIDERS.index(provider):02d}.000Z"
     spec["observedAt"] = observed
     benchmark = f"{kernel}/{pass_}"
     spec["sourceNative"] = {
@@ -105,7 +117,7 @@ def _bundle(
     bundle["environment"]["spec"]["hardware"].update(product=product, architecture=arch)
     bundle["environment"]["metadata"]["name"] = f"bench-gpu{gpu}"
     bundle["run"]["metadata"]["name"] = f"bench-{kernel}-{provider}-{sweep}".replace("_", "-")
-    bundle["run"]["metadata"]["labels"] = {"liger_version": f"0.{sweep % 9}.0"}
+    bundle["run"]["metadata"]["labels"] = {"liger_version": f"1.{sweep}.0"}
     return bundle
 
 
@@ -180,22 +192,127 @@ def comparable(rows: list[tuple[Any, ...]]) -> list[str]:
 
 def pre_macro_sql(text: str, vocab: Any) -> Any:
     """The query as compiled before the table macros: every filter in a WHERE over the view."""
-    from kindex_olap.query.compile import VERB_SQL, Compiled, Options, _filters
+    from kindex_olap.query.compile import VERB_SQL, Compiled, Options, _filters, assemble
     from kindex_olap.query.shorthand import parse
 
     query = parse(text, vocab)
     spec = VERB_SQL[query.verb]
     where = _filters(query, Options())
-    sql = f"SELECT {spec.select}\nFROM {spec.view}\nWHERE " + "\n  AND ".join(where.clauses)
-    if spec.group:
-        sql += f"\nGROUP BY {spec.group}"
-    return Compiled(sql + f"\nORDER BY {spec.order}", tuple(where.params))
+    # the plain view with every filter in WHERE (summary's template wraps it the same way)
+    return Compiled(assemble(spec, spec.view, where.clauses), tuple(where.params))
+
+
+def history(con: duckdb.DuckDBPyConnection) -> None:
+    """The history verbs against their baselines, warm, on the same connection: `regressions`
+    on one kernel against `speedup` on that kernel (target <= 3x), a whole-lake `kindex check`
+    (every series, the steps into the newest version) against `summary` (target <= 5x)."""
+    from kindex_olap.query.compile import Options, run_check, run_query
+
+    text = f"regressions {PLANTED_KERNEL}"
+    found = run_query(text, con=con).rows
+    speedup = median_ms(lambda: run_query(f"speedup {PLANTED_KERNEL}", con=con), 5)
+    regressions = median_ms(lambda: run_query(text, con=con), 5)
+    # rows: kernel, pass, gpu, shape, implementation, series, from_version, to_version, ...
+    steps = {(r[4], r[5], r[7]) for r in found}
+    planted = [r for r in found if r[4] == "liger" and r[5] == "latency"]
+    at_step = (
+        max((sum(1 for r in planted if r[7] == v), v) for _, _, v in steps) if steps else (0, "")
+    )
+    print(
+        f"{text!r}: {len(found)} rows; liger latency steps flagged into {at_step[1]} (the planted "
+        f"step): {at_step[0]} of the 288 cells, elsewhere: {len(planted) - at_step[0]}; warm "
+        f"{regressions:.0f} ms vs 'speedup {PLANTED_KERNEL}' {speedup:.0f} ms "
+        f"(ratio {regressions / speedup:.2f}, target <= 3)"
+    )
+    summary = median_ms(lambda: run_query("summary", con=con), 3)
+    check = median_ms(lambda: run_check("", con=con, options=Options()), 3)
+    flagged = run_check("", con=con).rows
+    print(
+        f"whole-lake check: {len(flagged)} regressions into the newest version; warm "
+        f"{check:.0f} ms vs 'summary' {summary:.0f} ms (ratio {check / summary:.2f}, "
+        "target <= 5)"
+    )
+
+
+def git_show(rev: str, path: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{rev}:{path}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def before_connection(lake: Path, rev: str) -> tuple[duckdb.DuckDBPyConnection, Any]:
+    """A connection with the views of git revision `rev` over the same lake, and that revision's
+    compile module (loaded from its source), to time the queries before a change in this run."""
+    import importlib.util
+    import tempfile
+
+    from kindex_olap.lake.store import TABLES
+    from kindex_olap.query.engine import file_variable, snapshot_of
+
+    snapshot = snapshot_of(lake)
+    con = duckdb.connect()
+    con.execute("SET parquet_metadata_cache = true").fetchall()
+    for table in TABLES:
+        con.execute(f"SET VARIABLE {file_variable(table)} = ?", [snapshot.files(table)]).fetchall()
+    text = "\n".join(
+        line for line in git_show(rev, "sql/views.sql").splitlines() if not line.startswith("--")
+    )
+    for statement in (part.strip() for part in text.split(";\n")):
+        if statement.strip(";"):
+            con.execute(statement).fetchall()
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
+        handle.write(git_show(rev, "kindex_olap/query/compile.py"))
+    spec = importlib.util.spec_from_file_location("compile_before", handle.name)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["compile_before"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return con, module
+
+
+def before_and_after(lake: Path, rev: str, vocab: Any) -> None:
+    """speedup and summary: this checkout's SQL against revision `rev`'s, same lake, same run."""
+    from kindex_olap.query import noise
+    from kindex_olap.query.compile import compile_query
+    from kindex_olap.query.engine import connect
+    from kindex_olap.query.shorthand import parse
+
+    old_con, old = before_connection(lake, rev)
+    con = connect(lake)
+    started = time.perf_counter()
+    noise.materialize(con)
+    model = (time.perf_counter() - started) * 1000
+    print(f"noise model, once per connection: {model:.0f} ms")
+    for text in ("speedup jsd b200", "summary"):
+        new_sql = compile_query(parse(text, vocab))
+        old_sql = old.compile_query(parse(text, vocab))
+        after, before = [], []
+        for _ in range(7):  # interleaved, so that the machine's load hits both alike
+            before.append(
+                median_ms(lambda c=old_sql: old_con.execute(c.sql, list(c.params)).fetchall(), 1)
+            )
+            after.append(
+                median_ms(lambda c=new_sql: con.execute(c.sql, list(c.params)).fetchall(), 1)
+            )
+        print(
+            f"{text!r}: before ({rev}) min {min(before):.0f} / median "
+            f"{statistics.median(before):.0f} ms, after min {min(after):.0f} / median "
+            f"{statistics.median(after):.0f} ms: ratio of minima {min(after) / min(before):.2f}, "
+            f"of medians {statistics.median(after) / statistics.median(before):.2f}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=1_000_000)
     parser.add_argument("--work", type=Path, default=Path("/tmp/kindex-bench"))
+    parser.add_argument(
+        "--before", default="", help="a git revision: time speedup and summary against its SQL"
+    )
+    parser.add_argument("--only-before", action="store_true", help="only the --before comparison")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     lake = build_lake(args.work, args.runs)
@@ -208,10 +325,14 @@ def main() -> None:
     runs = con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
     files = len(snapshot_files(lake))
     print(f"lake: {runs} runs in {files} runs file(s); duckdb {duckdb.__version__}")
+    vocab = load_vocabulary(con)
+    if args.before:
+        before_and_after(lake, args.before, vocab)
+        if args.only_before:
+            return
     started = time.perf_counter()
     mat = materialized(lake)
     print(f"materialized in-memory tables in {time.perf_counter() - started:.1f} s")
-    vocab = load_vocabulary(con)
     vocabulary = median_ms(lambda: load_vocabulary(con))
     print(f"load_vocabulary: {vocabulary:.0f} ms")
     for text in ("speedup jsd b200", "summary"):
@@ -230,6 +351,7 @@ def main() -> None:
             f"views {sql_only:.0f} ms, same SQL on in-memory tables {tables:.0f} ms "
             f"(ratio {sql_only / tables:.2f}); pre-macro SQL on Parquet views {old:.0f} ms"
         )
+    history(con)
     cold = []
     for _ in range(3):
         started = time.perf_counter()

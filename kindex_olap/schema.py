@@ -28,6 +28,7 @@ TABLES = (
     "rejects",
     "ingested_files",
     "serving_runs",
+    "run_provenance",
 )
 
 

@@ -3,8 +3,8 @@
 SELECT run_id, metric, statistic, unit, value, sample_count, origin, source, year
 FROM (
     SELECT run_id, 'latency' AS metric, e.key AS statistic, 'ns' AS unit, e.value::DOUBLE AS value,
-           NULL::BIGINT AS sample_count, 'timing' AS origin, source, year
-    FROM (SELECT run_id, source, year, unnest(map_entries(timing)) AS e FROM staged_runs)
+           samples AS sample_count, 'timing' AS origin, source, year
+    FROM (SELECT run_id, source, year, samples, unnest(map_entries(timing)) AS e FROM staged_runs)
     UNION ALL
     SELECT run_id, m.metric, m.statistic, m.unit, m.value, m.sampleCount, 'measurements',
            source, year

@@ -28,6 +28,7 @@ CREATE TABLE runs (
     latency_p20_ns        DOUBLE,
     latency_p80_ns        DOUBLE,
     latency_mean_ns       DOUBLE,
+    samples               BIGINT,            -- timing.samples: timed samples behind the statistics (NULL: not stated)
     source_file           VARCHAR,
     source_line           BIGINT,
     ingested_at           TIMESTAMP,
@@ -139,6 +140,18 @@ CREATE TABLE operations (
     family                VARCHAR,
     labels                MAP(VARCHAR, VARCHAR),
     spec_json             VARCHAR
+);
+
+-- Where a run's numbers came from (RunProvenance documents, kindex's own kind): kept beside the
+-- runs so that run documents and their identities stay what KernelIndex builds. A run may have
+-- several rows (one per source that says something about it).
+CREATE TABLE run_provenance (
+    provenance_digest VARCHAR NOT NULL,  -- sha256 of the RunProvenance document
+    run_id            VARCHAR NOT NULL,  -- the run it describes (runs.run_id)
+    source            VARCHAR,           -- what said so, e.g. Liger's benchmark CSV history
+    git_commit        VARCHAR,           -- the git commit that first held the run's numbers
+    on_main           BOOLEAN,           -- that commit is on the main branch's history
+    first_seen_at     TIMESTAMP          -- UTC
 );
 
 CREATE TABLE rejects (

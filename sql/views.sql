@@ -100,8 +100,12 @@ SELECT
     r.environment_digest,
     r.protocol_digest,
     r.implementation_digest,
+    r.samples,
     r.latency_p20_ns,
-    r.latency_p80_ns
+    r.latency_p80_ns,
+    -- the run's own provider label: KernelIndex's curation gives some providers one
+    -- implementation digest (Liger's fused and unfused add+RMSNorm); history keeps them apart
+    r.provider AS run_provider
 FROM r
 LEFT JOIN w USING (workload_digest)
 LEFT JOIN o ON o.operation_spec_digest = w.operation_spec_digest
@@ -170,6 +174,8 @@ CREATE OR REPLACE MACRO kindex_time_unit_ns(unit) AS
 
 -- The units kindex_time_unit_ns knows (speedups' unit_filter).
 CREATE OR REPLACE MACRO kindex_time_units() AS ['ns', 'us', 'µs', 'μs', 'ms', 's'];
+
+-- @include noise.sql
 
 -- Passed runs ranked inside their cell: newest first per implementation, and per version.
 -- (comparable_pairs_for finds the rank-1 runs with the same orderings as first(run_id ORDER BY
@@ -252,7 +258,9 @@ sides AS (
                 WHEN ref.reference_provider IS NULL
                      AND s.implementation_digest = ref.fastest_implementation THEN 'fastest'
            END AS side_rule,
-           ref.has_liger AS cell_has_liger
+           ref.has_liger AS cell_has_liger,
+           n.log_noise, n.noise_source, n.runs AS replicate_runs, n.samples AS run_samples,
+           n.single_timing
     FROM (
         SELECT 'latest' AS pairing, '' AS version_key, true AS latest_in_version, * FROM latest
         UNION ALL
@@ -267,6 +275,9 @@ sides AS (
       AND ref.protocol_digest = s.protocol_digest
       AND ref.metric = s.metric AND ref.statistic IS NOT DISTINCT FROM s.statistic
       AND ref.unit IS NOT DISTINCT FROM s.unit
+    -- each side's noise, evidence and replicates (sql/noise.sql; time-unit runs only)
+    LEFT JOIN run_noise n
+           ON n.environment_digest = s.environment_digest AND n.run_id = s.run_id
 )
 SELECT
     b.pairing,
@@ -283,6 +294,11 @@ SELECT
     c.version AS candidate_version, b.version AS baseline_version,
     c.observed_at AS candidate_observed_at, b.observed_at AS baseline_observed_at,
     b.latest_in_version AND c.latest_in_version AS latest_in_version,
+    c.log_noise AS candidate_noise, b.log_noise AS baseline_noise,
+    c.noise_source AS candidate_noise_source, b.noise_source AS baseline_noise_source,
+    c.replicate_runs AS candidate_runs, b.replicate_runs AS baseline_runs,
+    c.run_samples AS candidate_samples, b.run_samples AS baseline_samples,
+    c.single_timing AS candidate_single_timing, b.single_timing AS baseline_single_timing,
     b.workload_digest, b.environment_digest, b.protocol_digest,
     c.run_id AS candidate_run_id, b.run_id AS baseline_run_id
 FROM sides b
@@ -302,19 +318,45 @@ SELECT * FROM comparable_pairs_for(NULL, NULL, NULL, NULL);
 CREATE OR REPLACE MACRO kindex_verdict(lo, hi) AS
     CASE WHEN lo > 1 THEN 'faster' WHEN hi < 1 THEN 'slower' ELSE 'within noise' END;
 
+-- Speedups (time-unit metrics): baseline / candidate. run_speedup_lo/hi is the within-run
+-- interval above; speedup_lo/hi widens it by both sides' run-to-run noise (sql/noise.sql):
+-- a side that is the newest run of its series uses the spread of its version's runs there when
+-- it has several (replicates), else its environment and latency class's floor; the verdict
+-- reads the widened interval, so `faster` and `slower` hold up to a rerun. evidence says what
+-- the interval stands on where it matters.
 CREATE OR REPLACE MACRO speedups_for(kernel_filter, environment_filter, pass_filter) AS TABLE
 SELECT
     * EXCLUDE (candidate_value, candidate_p20, candidate_p80, baseline_value, baseline_p20,
-               baseline_p80),
+               baseline_p80, candidate_noise, baseline_noise, candidate_noise_source,
+               baseline_noise_source, candidate_single_timing, baseline_single_timing,
+               pair_noise),
     baseline_value / candidate_value AS speedup,
-    coalesce(baseline_p20, baseline_value) / coalesce(candidate_p80, candidate_value) AS speedup_lo,
-    coalesce(baseline_p80, baseline_value) / coalesce(candidate_p20, candidate_value) AS speedup_hi,
+    coalesce(baseline_p20, baseline_value) / coalesce(candidate_p80, candidate_value)
+        AS run_speedup_lo,
+    coalesce(baseline_p80, baseline_value) / coalesce(candidate_p20, candidate_value)
+        AS run_speedup_hi,
+    exp(pair_noise) - 1 AS noise,
+    CASE WHEN candidate_noise_source = baseline_noise_source THEN candidate_noise_source
+         ELSE candidate_noise_source || '/' || baseline_noise_source END AS noise_source,
+    run_speedup_lo / exp(pair_noise) AS speedup_lo,
+    run_speedup_hi * exp(pair_noise) AS speedup_hi,
     kindex_verdict(speedup_lo, speedup_hi) AS verdict,
+    nullif(concat_ws('; ',
+        CASE WHEN candidate_single_timing AND baseline_single_timing THEN 'single timing'
+             WHEN candidate_single_timing THEN 'single timing: candidate'
+             WHEN baseline_single_timing THEN 'single timing: baseline' END,
+        CASE WHEN candidate_runs >= 2 OR baseline_runs >= 2
+             THEN 'replicates ' || candidate_runs || ' vs ' || baseline_runs END), '')
+        AS evidence,
     candidate_value * kindex_time_unit_ns(unit) AS candidate_ns,
     baseline_value * kindex_time_unit_ns(unit) AS baseline_ns
-FROM comparable_pairs_for(kernel_filter, environment_filter, pass_filter, NULL,
-                          unit_filter := kindex_time_units())
-WHERE kindex_time_unit_ns(unit) IS NOT NULL AND candidate_value > 0 AND baseline_value > 0;
+FROM (
+    SELECT *,
+           sqrt(candidate_noise * candidate_noise + baseline_noise * baseline_noise) AS pair_noise
+    FROM comparable_pairs_for(kernel_filter, environment_filter, pass_filter, NULL,
+                              unit_filter := kindex_time_units())
+    WHERE kindex_time_unit_ns(unit) IS NOT NULL AND candidate_value > 0 AND baseline_value > 0
+);
 
 CREATE OR REPLACE VIEW speedups AS
 SELECT * FROM speedups_for(NULL, NULL, NULL);
@@ -323,7 +365,9 @@ CREATE OR REPLACE MACRO memory_ratios_for(kernel_filter, environment_filter, pas
 AS TABLE
 SELECT
     * EXCLUDE (candidate_value, candidate_p20, candidate_p80, baseline_value, baseline_p20,
-               baseline_p80),
+               baseline_p80, candidate_noise, baseline_noise, candidate_noise_source,
+               baseline_noise_source, candidate_runs, baseline_runs, candidate_samples,
+               baseline_samples, candidate_single_timing, baseline_single_timing),
     baseline_value / candidate_value AS memory_ratio,
     coalesce(baseline_p20, baseline_value) / coalesce(candidate_p80, candidate_value) AS ratio_lo,
     coalesce(baseline_p80, baseline_value) / coalesce(candidate_p20, candidate_value) AS ratio_hi,
@@ -356,3 +400,6 @@ FROM speedups
 WHERE pairing = 'latest'
 GROUP BY kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
          baseline, candidate;
+
+-- History (per version and run, with the nearest baseline run): sql/history.sql.
+-- @include history.sql

@@ -83,3 +83,23 @@ def test_serving_needs_the_runs_verb(board_lake: Path) -> None:
     out = CliRunner().invoke(app, ["query", "runs serving", "--lake", str(board_lake)])
     assert out.exit_code == 0
     assert "no serving runs" in out.stderr
+
+
+def test_history_of_a_leaderboard_is_its_record_staircase(tmp_path: Path) -> None:
+    bundles = [
+        c.run("alpha", median=3e6, observed="2026-01-01T00:00:00.000Z"),
+        c.run("beta", median=4e6, observed="2026-01-02T00:00:00.000Z"),  # no record
+        c.run("gamma", median=2e6, observed="2026-01-03T00:00:00.000Z"),
+        c.run("alpha", median=2.5e6, observed="2026-01-04T00:00:00.000Z"),  # no record
+        c.run("beta", median=1e6, observed="2026-01-05T00:00:00.000Z"),
+    ]
+    lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+    result = run_query("history jsd", lake)
+    rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+    assert [(r["implementation"], r["value_ms"]) for r in rows] == [
+        ("alpha", 3.0),
+        ("gamma", 2.0),
+        ("beta", 1.0),
+    ]
+    assert [r["improvement"] for r in rows] == [None, pytest.approx(1.5), pytest.approx(2.0)]
+    assert any("leaderboard cells" in d for d in result.diagnostics)

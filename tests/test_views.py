@@ -11,6 +11,7 @@ import pytest
 
 from kindex_olap.query.compile import Options, run_query
 from kindex_olap.query.engine import connect, init_sql, quote_literal
+from kindex_olap.query.noise import settings
 
 
 def speedups(lake: Path, text: str = "speedup jsd", **options: object) -> list[dict[str, object]]:
@@ -65,8 +66,14 @@ def test_interval_and_verdicts(tmp_path: Path) -> None:
     ]
     lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
     rows = {r["pass"]: r for r in speedups(lake)}
-    assert rows["backward"]["speedup_lo"] == pytest.approx(3.8 / 1.1)
-    assert rows["backward"]["speedup_hi"] == pytest.approx(4.2 / 0.9)
+    assert rows["backward"]["run_speedup_lo"] == pytest.approx(3.8 / 1.1)
+    assert rows["backward"]["run_speedup_hi"] == pytest.approx(4.2 / 0.9)
+    # no replicates in this lake: both sides (1-10 ms) take the class's documented default, and
+    # two single runs widen the interval by exactly that floor
+    floor = settings().latency_class(1e6).default_floor
+    assert rows["backward"]["noise_source"] == "default"
+    assert rows["backward"]["speedup_lo"] == pytest.approx(3.8 / 1.1 / (1 + floor))
+    assert rows["backward"]["speedup_hi"] == pytest.approx(4.2 / 0.9 * (1 + floor))
     assert rows["backward"]["verdict"] == "faster"
     assert rows["forward"]["speedup"] == pytest.approx(1.05)
     assert rows["forward"]["verdict"] == "within noise"
@@ -174,7 +181,13 @@ def test_engine_import_stays_light() -> None:
 def test_macro_filters_match_the_views(one_pair_and_decoys: Path, text: str) -> None:
     """The <view>_for(kernels, environments, passes) macros, filtered before pairing, return what
     the same filters in a WHERE over the unfiltered view return."""
-    from kindex_olap.query.compile import VERB_SQL, _filters, compile_query, load_vocabulary
+    from kindex_olap.query.compile import (
+        VERB_SQL,
+        _filters,
+        assemble,
+        compile_query,
+        load_vocabulary,
+    )
     from kindex_olap.query.shorthand import parse
 
     con = connect(one_pair_and_decoys)
@@ -182,9 +195,7 @@ def test_macro_filters_match_the_views(one_pair_and_decoys: Path, text: str) -> 
     compiled = compile_query(query)
     spec = VERB_SQL[query.verb]
     where = _filters(query, Options())
-    plain = f"SELECT {spec.select} FROM {spec.view} WHERE " + " AND ".join(where.clauses)
-    if spec.group:
-        plain += f" GROUP BY {spec.group}"
-    expected = con.execute(plain + f" ORDER BY {spec.order}", where.params).fetchall()
+    plain = assemble(spec, spec.view, where.clauses)
+    expected = con.execute(plain, where.params).fetchall()
     assert con.execute(compiled.sql, list(compiled.params)).fetchall() == expected
     assert expected or query.verb == "runs"

@@ -34,6 +34,20 @@ def query(
     all_pairs: Annotated[
         bool, typer.Option("--all", help="Every same-version pair, not only the newest runs.")
     ] = False,
+    by: Annotated[
+        str,
+        typer.Option("--by", help="history verbs: one point per version, or per run (run)."),
+    ] = "version",
+    all_branches: Annotated[
+        bool,
+        typer.Option(
+            "--all-branches", help="history verbs: also runs first seen off the main branch."
+        ),
+    ] = False,
+    threshold: Annotated[
+        float,
+        typer.Option("--threshold", help="history verbs: smallest change flagged (0.05: 5 %)."),
+    ] = 0.05,
     show_sql: ShowSqlOption = False,
     as_of: AsOfOption = None,
     wide: WideOption = False,
@@ -52,10 +66,21 @@ def query(
     The baseline and its rule are named on stderr. speedup covers every metric in a time unit
     (latency; GPU MODE's score, in s), within one metric and statistic.
     `runs serving` lists the serving runs (MLPerf), kept apart from kernel runs.
+
+    History (docs/history.md): `history jsd h100 fwd liger` lists each cell's versions (--by
+    run: runs) with the speedup against the nearest baseline run and the change from the
+    previous point; `regressions`, `improvements` and `changes` list the flagged steps.
     """
     from kindex_olap.query.compile import Options, run_query
 
-    result = run_query(text, lake, Options(version=version, all_pairs=all_pairs), as_of=as_of)
+    options = Options(
+        version=version,
+        all_pairs=all_pairs,
+        by=by,
+        all_branches=all_branches,
+        threshold=threshold,
+    )
+    result = run_query(text, lake, options, as_of=as_of)
     _emit(result, fmt, show_sql, wide)
 
 

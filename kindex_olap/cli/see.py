@@ -25,18 +25,27 @@ def plot(
     all_pairs: Annotated[
         bool, typer.Option("--all", help="Every same-version pair, not only the newest runs.")
     ] = False,
+    by: Annotated[
+        str, typer.Option("--by", help="history: one point per version, or per run (run).")
+    ] = "version",
+    all_branches: Annotated[
+        bool,
+        typer.Option("--all-branches", help="history: also runs first seen off the main branch."),
+    ] = False,
 ) -> None:
     """Chart the rows of `kindex query QUERY`: `kindex plot "speedup jsd b200" --out jsd.png`.
 
     speedup: speedup against the varying workload axis, a line per pass, p20/p80 band, a
     panel per GPU; latency, memory: value per implementation against shape; summary: a
-    kernel x GPU heatmap of geometric-mean speedups per pass, one per pair and metric.
+    kernel x GPU heatmap of geometric-mean speedups per pass, one per pair and metric;
+    history: latency and speedup against version (or run date), flagged steps marked.
     PNG and SVG render offline; HTML inlines its JavaScript (opens with no network).
     """
     from kindex_olap.doors.plot import query_chart, write_chart
     from kindex_olap.query.compile import Options
 
-    chart = query_chart(text, lake, Options(version=version, all_pairs=all_pairs))
+    options = Options(version=version, all_pairs=all_pairs, by=by, all_branches=all_branches)
+    chart = query_chart(text, lake, options)
     write_chart(chart.spec, out)
     for note in chart.notes:
         typer.echo(note, err=True)

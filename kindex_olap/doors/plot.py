@@ -10,6 +10,9 @@ JavaScript so an HTML chart opens from disk with no network.
   pass (or pair), a p20/p80 band, a reference line at 1.0, a panel per GPU; log2 y.
 - latency, memory: value against shape, one line per implementation (p20/p80 error bars for
   latency; memory rows carry one value per side); log y past a 20x spread.
+- history: latency (median, p20/p80 bars) and speedup against version (or run date with
+  --by run), one line per implementation and shape, flagged steps (regressions, improvements,
+  which include change points) marked by their verdict.
 - summary: a kernel x GPU heatmap of geometric-mean speedups per pass, one per metric and
   candidate/baseline pair, on a diverging log scale centred at 1.0, cells labelled.
 """
@@ -27,7 +30,7 @@ from typing import Any
 from kindex_olap.doors.records import records
 from kindex_olap.errors import QueryError
 
-PLOT_VERBS = ("speedup", "latency", "memory", "summary")
+PLOT_VERBS = ("speedup", "latency", "memory", "summary", "history")
 MAX_PANELS = 24  # more kernels x GPUs than this in one picture is unreadable: filter first
 MAX_HEATMAPS = 12  # candidate/baseline pairs drawn by `summary` (the ones with most cells)
 LOG_Y_SPREAD = 20.0  # latency and memory axes go logarithmic past this max/min ratio
@@ -55,9 +58,11 @@ def chart_for(verb: str | None, columns: list[str], rows: list[tuple[Any, ...]])
     data = records(columns, rows)
     if not data:
         raise QueryError("nothing to plot: the query returned no rows")
-    return {"speedup": _speedup, "latency": _latency, "memory": _memory, "summary": _summary}[verb](
-        data
-    )
+    charts = {
+        "speedup": _speedup, "latency": _latency, "memory": _memory, "summary": _summary,
+        "history": _history,
+    }  # fmt: skip
+    return charts[verb](data)
 
 
 # -- shapes -----------------------------------------------------------------------------------
@@ -315,6 +320,73 @@ def _latency(data: list[dict[str, Any]]) -> Chart:
         "layer": layers,
     }
     return Chart(_facet(spec, data, panel), [])
+
+
+_FLAGGED = ("regression", "improvement")
+
+
+def _history(data: list[dict[str, Any]]) -> Chart:
+    """Two panels over the points' order (versions as given, or run dates): latency and the
+    speedup against the baseline, flagged steps drawn larger and coloured by verdict."""
+    if "median_ms" not in data[0]:
+        raise QueryError(
+            "no chart for a leaderboard's record staircase yet",
+            hint="plot a history of cells with a reference implementation",
+        )
+    by_run = "observed_at" in data[0]
+    order: list[str] = []
+    for d in data:
+        d["_gpu"] = _gpu(d)
+        d["_line"] = " · ".join(str(d[k]) for k in ("implementation", "shape") if d.get(k))
+        d["_x"] = d["observed_at"] if by_run else d["version"]
+        d["_flag"] = next(
+            (v for v in (d.get("verdict"), d.get("speedup_verdict")) if v in _FLAGGED), "none"
+        )
+        if not by_run and d["_x"] not in order:
+            order.append(d["_x"])
+    x = (
+        {"field": "_x", "type": "temporal", "title": "observed"}
+        if by_run
+        else {"field": "_x", "type": "ordinal", "title": "version", "sort": order}
+    )
+    color = {"field": "_line", "type": "nominal", "title": "implementation · shape"}
+    marks = {
+        "field": "_flag", "type": "nominal", "title": "step",
+        "scale": {"domain": ["regression", "improvement", "none"],
+                  "range": ["#d62728", "#2ca02c", "#bbbbbb"]},
+    }  # fmt: skip
+    size = {"condition": {"test": "datum._flag !== 'none'", "value": 160}, "value": 30}
+
+    def panel(field: str, title: str, band: tuple[str, str] | None) -> dict[str, Any]:
+        values = [d[field] for d in data if d.get(field)]
+        y = _value_y(min(values, default=1), max(values, default=1), field, title)
+        layers: list[dict[str, Any]] = [
+            {"mark": {"type": "line"}, "encoding": {"x": x, "y": y, "color": color}},
+            {
+                "mark": {"type": "point", "filled": True},
+                "encoding": {
+                    "x": x, "y": y, "fill": marks, "stroke": color, "size": size,
+                    "tooltip": [{"field": k, "type": "nominal"} for k in
+                                ("_line", "version", "verdict", "speedup_verdict")]
+                    + [{"field": field, "type": "quantitative"}],
+                },
+            },
+        ]  # fmt: skip
+        if band:
+            bars = {"x": x, "y": {**y, "field": band[0]}, "y2": {"field": band[1]}, "color": color}
+            layers.insert(0, {"mark": {"type": "rule"}, "encoding": bars})
+        return {"width": WIDTH, "height": HEIGHT, "layer": layers}
+
+    title = _constant_title(data, [("kernel",), ("pass",), ("_gpu",)])
+    spec = {
+        "data": {"values": data},
+        "title": _title("history" + (f" · {title}" if title else ""), "flagged steps marked"),
+        "vconcat": [
+            panel("median_ms", "latency, median (ms)", ("p20_ms", "p80_ms")),
+            panel("speedup", "speedup vs baseline", None),
+        ],
+    }
+    return Chart(spec, [])
 
 
 def _memory(data: list[dict[str, Any]]) -> Chart:

@@ -21,6 +21,7 @@ from kindex_olap.model import facts as flatten
 from kindex_olap.model.canonical import CanonicalizationError, document_digest
 from kindex_olap.model.validate import (
     DIMENSION_KINDS,
+    PROVENANCE_KIND,
     BenchmarkProtocol,
     BenchmarkRun,
     Bundle,
@@ -29,6 +30,7 @@ from kindex_olap.model.validate import (
     check_bundle,
     check_date,
     check_dimension,
+    check_provenance,
     latency_ns,
     validated_shared,
 )
@@ -109,6 +111,10 @@ def _stage(doc: Document, verify: bool, seq: int, result: ChunkResult, fast: boo
         return
     obj = parse_document(doc.text)
     dims = result.dimensions
+    if obj.get("kind") == PROVENANCE_KIND:
+        check_provenance(obj)
+        dims.setdefault("run_provenance", {}).setdefault(document_digest(obj), obj)
+        return
     if "run" not in obj:
         check_dimension(obj)
         table = _DIMENSION_TABLES[obj["kind"]]
@@ -206,10 +212,11 @@ def _shared(raw: bytes, kind: type) -> tuple[dict[str, Any], str] | None:
 def parse_document(text: bytes) -> dict[str, Any]:
     """Parse one JSON document, refusing what RFC 8259 allows but KernelIndex forbids."""
     obj = parse_object(text)
-    if "run" not in obj and obj.get("kind") not in DIMENSION_KINDS:
+    if "run" not in obj and obj.get("kind") not in (*DIMENSION_KINDS, PROVENANCE_KIND):
         raise ValidationError(
             "not a bundle: expected an object with run, protocol and environment "
-            f"(or a {', '.join(DIMENSION_KINDS)} document); found keys {sorted(obj)[:8]}"
+            f"(or a {', '.join(DIMENSION_KINDS)} or {PROVENANCE_KIND} document); "
+            f"found keys {sorted(obj)[:8]}"
         )
     return obj
 

@@ -30,6 +30,7 @@ SORT_ORDER = {
     "rejects": "rejected_at, source_file, line",
     "ingested_files": "path",
     "serving_runs": "source, observed_at, run_digest",
+    "run_provenance": "run_id",
 }
 # Small row groups let min/max statistics of the sorted columns skip most of a file for a
 # filtered query (bench/layout.py: 3x faster for one kernel on one GPU than 122,880-row groups).

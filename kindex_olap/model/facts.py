@@ -319,12 +319,36 @@ def operation_row(digest: str, doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def provenance_row(digest: str, doc: dict[str, Any]) -> dict[str, Any]:
+    """One run_provenance row: the run it describes, the commit and branch it came from."""
+    spec = doc["spec"]
+    return {
+        "provenance_digest": digest,
+        "run_id": spec["runId"],
+        "source": spec["source"],
+        "git_commit": spec.get("commit"),
+        "on_main": spec.get("onMainHistory"),
+        "first_seen_at": _utc_naive(spec.get("firstSeenAt")),
+    }
+
+
+def _utc_naive(text: str | None) -> datetime | None:
+    """An ISO instant as a naive UTC datetime (the lake's TIMESTAMP columns are UTC)."""
+    if text is None:
+        return None
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
+
+
 ROW_BUILDERS = {
     "environments": environment_row,
     "protocols": protocol_row,
     "workloads": workload_row,
     "implementations": implementation_row,
     "operations": operation_row,
+    "run_provenance": provenance_row,
 }
 DIGEST_COLUMNS = {
     "environments": "environment_digest",
@@ -332,4 +356,5 @@ DIGEST_COLUMNS = {
     "workloads": "workload_digest",
     "implementations": "implementation_digest",
     "operations": "operation_spec_digest",
+    "run_provenance": "provenance_digest",
 }

@@ -301,6 +301,30 @@ class DimensionDocument(_Strict):
     display: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
 
 
+# Provenance of a run (kindex's own kind, not KernelIndex's): where the run's numbers came from,
+# e.g. the git commit that first held a row of Liger's benchmark CSV and whether that commit is
+# on the main branch. Kept beside the run (table run_provenance, keyed by run_id), so the run
+# document and its identity stay exactly what KernelIndex builds.
+PROVENANCE_API_VERSION = "kindex.dev/v1alpha1"
+PROVENANCE_KIND = "RunProvenance"
+GitCommit = Annotated[str, Meta(pattern=r"^[0-9a-f]{7,64}$")]
+
+
+class ProvenanceSpec(_Strict):
+    runId: Digest
+    source: Annotated[str, Meta(max_length=200)]
+    commit: GitCommit | UnsetType = UNSET
+    onMainHistory: bool | UnsetType = UNSET
+    firstSeenAt: Annotated[str, Meta(max_length=40)] | UnsetType = UNSET
+
+
+class ProvenanceDocument(_Strict):
+    apiVersion: Literal["kindex.dev/v1alpha1"]
+    kind: Literal["RunProvenance"]
+    metadata: Metadata
+    spec: ProvenanceSpec
+
+
 class ValidationError(ValueError):
     """A document breaks a rule; the message names the field (a JSON path) and what was expected."""
 
@@ -399,6 +423,17 @@ def check_dimension(obj: Any) -> DimensionDocument:
     except msgspec.ValidationError as e:
         raise ValidationError(_describe(e)) from e
     _check_digests(doc.spec, "$.spec")
+    return doc
+
+
+def check_provenance(obj: Any) -> ProvenanceDocument:
+    """Validate a RunProvenance document."""
+    try:
+        doc = msgspec.convert(obj, type=ProvenanceDocument, strict=True)
+    except msgspec.ValidationError as e:
+        raise ValidationError(_describe(e)) from e
+    if doc.spec.firstSeenAt is not UNSET:
+        check_date(doc.spec.firstSeenAt, "$.spec.firstSeenAt")
     return doc
 
 

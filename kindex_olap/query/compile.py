@@ -18,11 +18,17 @@ from typing import Any
 import duckdb
 
 from kindex_olap.errors import QueryError, from_duckdb
+from kindex_olap.query import noise
 from kindex_olap.query.engine import connect
 from kindex_olap.query.shorthand import OPERATORS, Gpu, Query, ShapeFilter, Vocabulary, parse
+from kindex_olap.sqlfiles import read_sql
 
 DEFAULT_CANDIDATE = "liger"
+HISTORY_VERBS = ("history", "regressions", "improvements", "changes")  # query/history.py
 PAIR_VERBS = ("speedup", "summary", "memory")
+# verbs whose SQL reads the noise model (computed once per connection before they run; memory
+# pairs through the same comparable_pairs_for)
+NOISE_VERBS = ("speedup", "summary", "memory", "noise")
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,8 @@ class VerbSql:
     select: str
     order: str
     group: str = ""
+    # a query file of sql/ that wraps the verb's rows ({cases}): summary's bootstrap
+    template: str = ""
 
 
 # A run that states no pass (KernelIndex catalog exports) shows this word instead of NULL.
@@ -44,10 +52,12 @@ _SPEEDUP = VerbSql(
     view="speedups",
     select=f"""kernel, {_PASS}, gpu, form_factor, environment, shape,
     metric, statistic, candidate, baseline, candidate_name, baseline_name, baseline_rule,
-    speedup, speedup_lo, speedup_hi, verdict,
+    speedup, speedup_lo, speedup_hi, verdict, evidence,
     candidate_ns / 1e6 AS candidate_ms, baseline_ns / 1e6 AS baseline_ms,
     candidate_version, baseline_version,
-    candidate_observed_at, baseline_observed_at""",
+    candidate_observed_at, baseline_observed_at,
+    run_speedup_lo, run_speedup_hi, noise, noise_source,
+    candidate_runs, baseline_runs, candidate_samples, baseline_samples""",
     order="kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at",
 )
 _MEMORY = VerbSql(
@@ -60,18 +70,24 @@ _MEMORY = VerbSql(
     candidate_observed_at, baseline_observed_at""",
     order="kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at",
 )
+# summary: sql/summary.sql aggregates the selected speedups rows (bootstrap over shapes)
 _SUMMARY = VerbSql(
     view="speedups",
     select=f"""kernel, {_PASS}, gpu, form_factor, environment,
-    metric, statistic, baseline, candidate,
-    string_agg(DISTINCT baseline_rule, ', ' ORDER BY baseline_rule) AS baseline_rule,
-    count(*) AS cases, geomean(speedup) AS geomean_speedup,
-    min(speedup) AS min_speedup, max(speedup) AS max_speedup,
-    avg(CASE WHEN verdict = 'faster' THEN 1.0 ELSE 0.0 END) AS share_faster,
-    count(*) FILTER (WHERE verdict = 'within noise') AS within_noise""",
-    group="""kernel, pass, gpu, form_factor, environment, environment_digest, metric,
-    statistic, baseline, candidate""",
+    metric, statistic, baseline, candidate, baseline_rule,
+    cases, geomean_speedup, geomean_lo, geomean_hi, verdict,
+    min_speedup, max_speedup, share_faster, within_noise, single_timings""",
     order="kernel, pass, gpu, environment, metric, statistic, baseline, candidate",
+    template="summary.sql",
+)
+# noise: the model (sql/noise.sql), per environment and latency class
+_NOISE = VerbSql(
+    view="noise",
+    select="""gpu, form_factor, environment, latency_class, pairs,
+    round(floor * 100, 1) AS floor_pct, source,
+    round(measured_floor * 100, 1) AS measured_pct,
+    round(median_change * 100, 2) AS median_change_pct""",
+    order="gpu, form_factor, environment, class_rank",
 )
 _LATENCY = VerbSql(
     view="latency",
@@ -121,6 +137,7 @@ VERB_SQL = {
     "runs": _RUNS,
     "gpus": _GPUS,
     "kernels": _KERNELS,
+    "noise": _NOISE,
 }
 
 
@@ -131,6 +148,11 @@ class Options:
 
     version: str | None = None
     all_pairs: bool = False
+    # history verbs (query/history.py): points per version or per run, runs of other branches,
+    # the smallest change flagged
+    by: str = "version"
+    all_branches: bool = False
+    threshold: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -233,14 +255,41 @@ def compile_query(query: Query, options: Options = Options()) -> Compiled:
         sql = f"SELECT {_SERVING.select}\nFROM {_SERVING.view}\nORDER BY {_SERVING.order}"
         return Compiled(sql=sql, params=())
     spec = VERB_SQL[query.verb]
+    if query.verb == "noise":
+        _check_noise_filters(query, options)
     where = _filters(query, options, scope=False)
-    sql = f"SELECT {spec.select}\nFROM {spec.view}_for(?, ?, ?)"
-    if where.clauses:
-        sql += "\nWHERE " + "\n  AND ".join(where.clauses)
+    sql = assemble(spec, f"{spec.view}_for(?, ?, ?)", where.clauses)
+    return Compiled(sql=sql, params=(*scope_arguments(query), *where.params))
+
+
+def assemble(spec: VerbSql, source: str, clauses: list[str]) -> str:
+    """A verb's SQL over `source` (its table macro call, or the plain view) with `clauses`."""
+    sql = f"SELECT {spec.select}\nFROM {source}"
+    if clauses:
+        sql += "\nWHERE " + "\n  AND ".join(clauses)
+    if spec.template:  # the verb's rows, aggregated by the template's query
+        rows = sql.replace(spec.select, "*", 1)
+        body = _without_comments(read_sql(spec.template)).replace("{cases}", rows)
+        sql = f"SELECT {spec.select}\nFROM (\n{body})"
     if spec.group:
         sql += f"\nGROUP BY {spec.group}"
-    sql += f"\nORDER BY {spec.order}"
-    return Compiled(sql=sql, params=(*scope_arguments(query), *where.params))
+    return sql + f"\nORDER BY {spec.order}"
+
+
+def _without_comments(sql: str) -> str:
+    return "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
+
+
+def _check_noise_filters(query: Query, options: Options) -> None:
+    """The noise model is per GPU environment and latency class: only gpu filters apply."""
+    if query.kernels or query.passes or query.shape_filters or query.candidate or query.baseline:
+        raise QueryError(
+            "the noise model is per GPU and latency class, learned from every kernel: "
+            "only gpu filters apply",
+            hint='for example `kindex query "noise h100"`',
+        )
+    if options.version is not None or options.all_pairs:
+        raise QueryError("the noise model has no version pairing: drop --version / --all")
 
 
 def scope_arguments(query: Query) -> tuple[list[str] | None, list[str] | None, list[str] | None]:
@@ -321,13 +370,65 @@ def run_query(
     try:
         vocab = load_vocabulary(con)
         query = parse(text, vocab)
+        if query.verb in HISTORY_VERBS:
+            return _history(con, query, options)
         compiled = compile_query(query, options)
+        if query.verb in NOISE_VERBS:
+            noise.materialize(con, scope_arguments(query)[1])
         result = _execute(con, compiled)
         result.verb = "runs serving" if query.serving else query.verb
         result.diagnostics.extend(_notes(query, result, vocab))
         if not result.rows:
             result.diagnostics.extend(explain_empty(con, query, options, vocab))
         return result
+    finally:
+        if own:
+            con.close()
+
+
+def _history(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> QueryResult:
+    from kindex_olap.query.history import HistoryOptions, answer
+
+    if query.baseline:
+        raise QueryError(
+            f"`{query.verb}` pairs each run with its cell's baseline; name one implementation "
+            "(e.g. liger), not `A vs B`"
+        )
+    where = _filters(query, options, scope=False)
+    history = HistoryOptions(
+        by=options.by, all_branches=options.all_branches, threshold=options.threshold
+    )
+    scope = scope_arguments(query)
+    table = answer(con, query.verb, scope, where.clauses, where.params, history)
+    return QueryResult(
+        table.columns, table.rows, "(history: sql/history.sql, sql/history_points.sql)",
+        (*scope, *where.params), table.notes, verb=query.verb,
+    )  # fmt: skip
+
+
+def run_check(
+    filters: str,
+    lake: str | os.PathLike[str] | None = None,
+    since: str | None = None,
+    options: Options = Options(),
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> QueryResult:
+    """`kindex check [filters]`: the regressions into the newest version (or after `since`),
+    judged with a correction over every series of the lake (query/history.check)."""
+    from kindex_olap.query.history import HistoryOptions, check
+
+    own = con is None
+    con = con or connect(lake)
+    try:
+        query = parse(f"regressions {filters}", load_vocabulary(con))
+        if query.baseline:
+            raise QueryError("`kindex check` pairs each run with its cell's baseline: no `A vs B`")
+        where = _filters(query, options, scope=True)
+        history = HistoryOptions(
+            by=options.by, all_branches=options.all_branches, threshold=options.threshold
+        )
+        table = check(con, where.clauses, where.params, since, history)
+        return QueryResult(table.columns, table.rows, "(check)", tuple(where.params), table.notes)
     finally:
         if own:
             con.close()

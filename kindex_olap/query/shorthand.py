@@ -2,7 +2,8 @@
 
 Grammar: a verb, then filters in any order.
 
-    verb     speedup | summary | latency | memory | runs | gpus | kernels
+    verb     speedup | summary | latency | memory | runs | gpus | kernels | noise
+             | history | regressions | improvements | changes (query/history.py)
     kernel   an exact kernel name, an alias (kldiv, kl, ce, xent, flce, grpo, ...), a family
              (operations.family or the workloads' family label, e.g. rmsnorm: all its
              operations, each reported on its own), or a unique prefix. An exact kernel name
@@ -31,7 +32,10 @@ from dataclasses import dataclass, field
 
 from kindex_olap.errors import QueryError
 
-VERBS = ("speedup", "summary", "latency", "memory", "runs", "gpus", "kernels")
+VERBS = (
+    "speedup", "summary", "latency", "memory", "runs", "gpus", "kernels", "noise",
+    "history", "regressions", "improvements", "changes",
+)  # fmt: skip
 PASSES = {
     "forward": "forward",
     "fwd": "forward",

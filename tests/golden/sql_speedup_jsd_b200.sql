@@ -1,9 +1,11 @@
 SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environment, shape,
     metric, statistic, candidate, baseline, candidate_name, baseline_name, baseline_rule,
-    speedup, speedup_lo, speedup_hi, verdict,
+    speedup, speedup_lo, speedup_hi, verdict, evidence,
     candidate_ns / 1e6 AS candidate_ms, baseline_ns / 1e6 AS baseline_ms,
     candidate_version, baseline_version,
-    candidate_observed_at, baseline_observed_at
+    candidate_observed_at, baseline_observed_at,
+    run_speedup_lo, run_speedup_hi, noise, noise_source,
+    candidate_runs, baseline_runs, candidate_samples, baseline_samples
 FROM speedups_for(?, ?, ?)
 WHERE default_candidate
   AND baseline_rule IS NOT NULL

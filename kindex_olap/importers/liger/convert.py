@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from kindex_olap.importers.liger.provenance import provenance
 from kindex_olap.importers.liger.read import read_rows, resolve_sources
 from kindex_olap.importers.liger.report import LigerImportReport, report_from, write_skip_report
 from kindex_olap.importers.liger.runs import Conversion, Converter, Skip
@@ -39,6 +40,7 @@ def convert_csvs(paths: Iterable[Path], converter: Converter | None = None) -> C
             elif result.external_id in out.runs:
                 out.duplicates += 1
             else:
+                result.provenance = provenance(result.bundle["run"], row)
                 out.runs[result.external_id] = result
     out.dimensions = conv.dimensions
     return out

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kindex_olap.errors import ConfigError, SourceError
+from kindex_olap.importers.liger.provenance import COLUMNS as PROVENANCE_COLUMNS
 
 COLUMNS = (
     "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit",
@@ -35,7 +36,9 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str], str | None]]:
                 f"{path}: line 1 (header): missing column(s) {', '.join(missing)}",
                 hint="expected Liger-Kernel's benchmark/data/all_benchmark_data.csv layout",
             )
-        at = [header.index(c) for c in COLUMNS]
+        # the history CSV's provenance columns come along when present (liger/provenance.py)
+        names = COLUMNS + tuple(c for c in PROVENANCE_COLUMNS if c in header)
+        at = [header.index(c) for c in names]
         line = reader.line_num + 1
         try:
             for record in reader:
@@ -44,7 +47,7 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str], str | None]]:
                     if len(record) != len(header):
                         problem = f"expected {len(header)} fields, found {len(record)}"
                     padded = record + [""] * (len(header) - len(record))
-                    yield line, {c: padded[i] for c, i in zip(COLUMNS, at, strict=True)}, problem
+                    yield line, {c: padded[i] for c, i in zip(names, at, strict=True)}, problem
                 line = reader.line_num + 1
         except (csv.Error, UnicodeDecodeError) as exc:
             raise SourceError(f"{path}: line {line}: malformed CSV ({exc})") from exc

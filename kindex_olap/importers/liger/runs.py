@@ -56,6 +56,7 @@ class Converted:
     curation: str  # "kernelindex" | "generic"
     further_gpu: bool
     generic_reason: str | None = None
+    provenance: Doc | None = None  # RunProvenance (history CSV: commit, main branch)
 
 
 class Converter:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kindex_olap.atomic import write_if_changed
 from kindex_olap.importers.liger.jsontext import Doc, bundle_text, digest
+from kindex_olap.importers.liger.provenance import PROVENANCE_FILE, provenance_text
 from kindex_olap.importers.liger.report import LigerImportReport
 from kindex_olap.importers.liger.runs import Conversion
 
@@ -51,3 +52,9 @@ def write_conversion(conversion: Conversion, raw_dir: Path, rep: LigerImportRepo
         rep.files_written += 1
     else:
         rep.files_unchanged += 1
+    documents = [run.provenance for run in conversion.runs.values() if run.provenance]
+    if documents:
+        if write_if_changed(raw_dir / PROVENANCE_FILE, provenance_text(documents).encode()):
+            rep.files_written += 1
+        else:
+            rep.files_unchanged += 1

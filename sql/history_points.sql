@@ -1,0 +1,104 @@
+-- The points of each history series, read from the temporary table history_selected that
+-- kindex_olap.query.history fills from history_runs_for (sql/history.sql) with the query's
+-- filters (in_query marks the runs they select; `kindex check` keeps every series so that its
+-- multiple-comparison correction covers the whole lake). Defined once per connection, after
+-- that table exists; DuckDB binds a macro's tables when it is called.
+--
+-- A series is one cell and implementation (series_key). Its points are its versions
+-- (by_run = false: the runs of a version pooled, their spread kept, so a transient shows) or
+-- its runs (by_run = true). version_order lists the version labels in PEP 440 order (versions
+-- that do not parse: by first appearance); point_index numbers the points in order.
+-- Each point's noise is the noise model's (sql/noise.sql, issue 17), as a log half-width that
+-- holds 95 % of repeats: kindex_side_noise, i.e. with two or more runs their spread around the
+-- point's median, with one run its share of the class floor of its environment (floor_source
+-- says whether replicates, the pooled class or the documented default set it). A speedup point
+-- of one run carries both sides' noise (kindex_pair_noise); of several, its speedups' spread.
+
+CREATE OR REPLACE MACRO history_points(version_order, by_run) AS TABLE
+WITH
+r AS (
+    SELECT *,
+           coalesce(list_position(version_order, version), 0) AS version_rank,
+           CASE WHEN by_run THEN run_id ELSE coalesce(version, '') END AS point_key
+    FROM history_selected
+),
+p AS (
+    SELECT
+        series_key, point_key,
+        any_value(cell_key) AS cell_key,
+        any_value(kernel) AS kernel, any_value(pass) AS pass, any_value(gpu) AS gpu,
+        any_value(form_factor) AS form_factor, any_value(environment) AS environment,
+        any_value(shape) AS shape, any_value(metric) AS metric,
+        any_value(environment_digest) AS environment_digest,
+        any_value(statistic) AS statistic, any_value(provider) AS provider,
+        any_value(implementation) AS implementation, any_value(baseline) AS baseline,
+        any_value(baseline_rule) AS baseline_rule, bool_or(is_baseline) AS is_baseline,
+        any_value(version) AS version, min(version_rank) AS version_rank,
+        any_value(run_id) AS run_id,
+        count(*) AS runs,
+        median(value_ns) AS median_ns, median(p20_ns) AS p20_ns, median(p80_ns) AS p80_ns,
+        min(value_ns) AS min_ns, max(value_ns) AS max_ns,
+        avg(ln(value_ns)) AS log_mean, stddev_samp(ln(value_ns)) AS log_sd,
+        median(baseline_ns) AS baseline_ns, min(baseline_ns) AS baseline_min_ns,
+        max(baseline_ns) AS baseline_max_ns,
+        avg(ln(baseline_ns)) AS baseline_log_mean,
+        count(speedup) AS speedup_runs,
+        median(speedup) AS speedup, min(speedup) AS speedup_min, max(speedup) AS speedup_max,
+        avg(ln(speedup)) AS speedup_log_mean, stddev_samp(ln(speedup)) AS speedup_log_sd,
+        min(observed_at) AS first_observed, max(observed_at) AS last_observed,
+        any_value(baseline_observed_at) AS baseline_observed_at,
+        string_agg(DISTINCT left(git_commit, 10), ' ' ORDER BY left(git_commit, 10)) AS commits,
+        bool_or(in_query) AS in_query
+    FROM r
+    GROUP BY series_key, point_key
+),
+noisy AS (
+    SELECT p.*,
+           kindex_latency_class_rank(p.median_ns) AS class_rank,
+           f.sources[kindex_latency_class_rank(p.median_ns)] AS floor_source,
+           f.log_floors[kindex_latency_class_rank(p.median_ns)] AS log_floor,
+           kindex_side_noise(p.median_ns, p.runs, p.min_ns, p.max_ns,
+                             f.log_floors[kindex_latency_class_rank(p.median_ns)]) AS noise,
+           CASE WHEN p.speedup_runs >= 2
+                THEN greatest(ln(p.speedup_max / p.speedup), ln(p.speedup / p.speedup_min),
+                              ln(1 + kindex_noise_min_floor()) / sqrt(2))
+                ELSE kindex_pair_noise(
+                    kindex_side_noise(p.median_ns, 1, p.median_ns, p.median_ns,
+                                      f.log_floors[kindex_latency_class_rank(p.median_ns)]),
+                    kindex_side_noise(p.baseline_ns, 1, p.baseline_ns, p.baseline_ns,
+                                      f.log_floors[kindex_latency_class_rank(p.baseline_ns)]))
+           END AS speedup_noise,
+           f.sources[kindex_latency_class_rank(p.baseline_ns)] AS baseline_floor_source
+    FROM p LEFT JOIN noise_floors f USING (environment_digest)
+)
+SELECT
+    *,
+    row_number() OVER (
+        PARTITION BY series_key
+        ORDER BY CASE WHEN by_run THEN NULL ELSE version_rank END, first_observed, point_key
+    ) AS point_index
+FROM noisy
+ORDER BY series_key, point_index;
+
+-- Leaderboards (cells without a reference implementation, baseline_rule 'fastest': GPU MODE
+-- KernelBot, FlashInfer-Bench): the record staircase, every run that beat the best value of
+-- its cell (leaderboard problem, GPU, metric and statistic) before it, in time order.
+CREATE OR REPLACE MACRO history_records() AS TABLE
+WITH ordered AS (
+    SELECT *,
+           min(value_ns) OVER (
+               PARTITION BY cell_key ORDER BY observed_at, run_id
+               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous_best_ns
+    FROM history_selected
+    WHERE in_query AND baseline_rule = 'fastest'
+)
+SELECT
+    kernel, coalesce(pass, 'unspecified') AS pass, concat_ws(' ', gpu, form_factor) AS gpu,
+    shape, metric, statistic, provider AS implementation, version, observed_at,
+    value_ns / 1e6 AS value_ms, previous_best_ns / 1e6 AS previous_best_ms,
+    previous_best_ns / value_ns AS improvement,
+    row_number() OVER (PARTITION BY cell_key ORDER BY observed_at, run_id) AS record,
+    left(git_commit, 10) AS git_commit, run_id
+FROM ordered
+WHERE previous_best_ns IS NULL OR value_ns < previous_best_ns
+ORDER BY kernel, pass, gpu, shape, metric, statistic, observed_at, run_id;
