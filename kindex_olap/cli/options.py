@@ -25,3 +25,18 @@ AsOfOption = Annotated[
         show_default=False,
     ),
 ]
+
+# The pairing and history options shared by `kindex query` and `kindex plot` (one query path).
+VersionOption = Annotated[
+    str | None, typer.Option("--version", help="Pair only runs labelled with this version.")
+]
+AllPairsOption = Annotated[
+    bool, typer.Option("--all", help="Every same-version pair, not only the newest runs.")
+]
+ByOption = Annotated[
+    str, typer.Option("--by", help="history verbs: one point per version, or per run (run).")
+]
+AllBranchesOption = Annotated[
+    bool,
+    typer.Option("--all-branches", help="history verbs: also runs first seen off the main branch."),
+]

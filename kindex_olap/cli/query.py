@@ -10,7 +10,14 @@ from typing import Annotated
 
 import typer
 
-from kindex_olap.cli.options import AsOfOption, LakeOption
+from kindex_olap.cli.options import (
+    AllBranchesOption,
+    AllPairsOption,
+    AsOfOption,
+    ByOption,
+    LakeOption,
+    VersionOption,
+)
 from kindex_olap.cli.output import Format
 
 FormatOption = Annotated[
@@ -28,22 +35,10 @@ def query(
     text: Annotated[str, typer.Argument(help="Shorthand, e.g. 'speedup jsd b200'.")],
     lake: LakeOption = None,
     fmt: FormatOption = Format.table,
-    version: Annotated[
-        str | None, typer.Option("--version", help="Pair only runs labelled with this version.")
-    ] = None,
-    all_pairs: Annotated[
-        bool, typer.Option("--all", help="Every same-version pair, not only the newest runs.")
-    ] = False,
-    by: Annotated[
-        str,
-        typer.Option("--by", help="history verbs: one point per version, or per run (run)."),
-    ] = "version",
-    all_branches: Annotated[
-        bool,
-        typer.Option(
-            "--all-branches", help="history verbs: also runs first seen off the main branch."
-        ),
-    ] = False,
+    version: VersionOption = None,
+    all_pairs: AllPairsOption = False,
+    by: ByOption = "version",
+    all_branches: AllBranchesOption = False,
     threshold: Annotated[
         float,
         typer.Option("--threshold", help="history verbs: smallest change flagged (0.05: 5 %)."),

@@ -10,7 +10,13 @@ from typing import Annotated
 
 import typer
 
-from kindex_olap.cli.options import LakeOption
+from kindex_olap.cli.options import (
+    AllBranchesOption,
+    AllPairsOption,
+    ByOption,
+    LakeOption,
+    VersionOption,
+)
 
 
 def plot(
@@ -19,19 +25,10 @@ def plot(
         Path, typer.Option("--out", "-o", help="The chart: .png, .svg or .html.", dir_okay=False)
     ],
     lake: LakeOption = None,
-    version: Annotated[
-        str | None, typer.Option("--version", help="Pair only runs labelled with this version.")
-    ] = None,
-    all_pairs: Annotated[
-        bool, typer.Option("--all", help="Every same-version pair, not only the newest runs.")
-    ] = False,
-    by: Annotated[
-        str, typer.Option("--by", help="history: one point per version, or per run (run).")
-    ] = "version",
-    all_branches: Annotated[
-        bool,
-        typer.Option("--all-branches", help="history: also runs first seen off the main branch."),
-    ] = False,
+    version: VersionOption = None,
+    all_pairs: AllPairsOption = False,
+    by: ByOption = "version",
+    all_branches: AllBranchesOption = False,
 ) -> None:
     """Chart the rows of `kindex query QUERY`: `kindex plot "speedup jsd b200" --out jsd.png`.
 
