@@ -19,6 +19,8 @@ from synthetic import write_jsonl
 
 from kindex_olap.ingestion.pipeline import ingest
 from kindex_olap.lake.compact import compact, vacuum
+from kindex_olap.lake.create import create
+from kindex_olap.lake.recovery import lock
 from kindex_olap.lake.store import TABLES, Lake
 from kindex_olap.lake.tables import read_table
 
@@ -200,8 +202,8 @@ def test_two_ingests_and_a_reader(tmp_path: Path) -> None:
     first = write_jsonl(1500, tmp_path / "a.jsonl", start=0)
     second = write_jsonl(1500, tmp_path / "b.jsonl", start=1000)  # 500 runs overlap
     lake = tmp_path / "lake"
-    with Lake(lake).lock():
-        Lake(lake).create()
+    with lock(Lake(lake)):
+        create(Lake(lake))
     seen: list[int] = []
     errors: list[BaseException] = []
     stop = threading.Event()

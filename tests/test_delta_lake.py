@@ -166,7 +166,7 @@ def files_in_logs(lake: Path) -> set[str]:
 def test_partition_folder_names_are_what_duckdb_writes_and_reads(tmp_path: Path) -> None:
     """kindex names partition folders, and reads values back from DuckDB's folders, exactly
     as DuckDB's hive partitioning spells them (sources are plain today; this keeps any value)."""
-    from kindex_olap.lake.store import partition_folder, partition_values
+    from kindex_olap.lake.transaction import partition_folder, partition_values
 
     values = ["liger-kernel-bench", "lab/é 100%=x", "a b", None]
     con = duckdb.connect()

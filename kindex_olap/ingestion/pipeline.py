@@ -8,7 +8,7 @@ input themselves: a byte range of an uncompressed JSON Lines file, or a batch of
 batches of staging files into a work table, removes repeated and already-stored runs once at
 the end, and writes runs and measurements as sorted Parquet. Environments, protocols and the
 other dimensions are few (one row per digest), so they are flattened in Python. Everything
-becomes visible in one lake commit at the end (runs committed last: lake/store.py).
+becomes visible in one lake commit at the end (runs committed last: lake/transaction.py).
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ from kindex_olap.ingestion.stage import (
     Reject,
     stage_chunk,
 )
-from kindex_olap.lake.store import Lake, Transaction, crashpoint, resolve_lake
+from kindex_olap.lake.store import Lake, resolve_lake
+from kindex_olap.lake.transaction import Transaction, crashpoint, transaction
 
 BATCH_RUNS = 25_000  # staged runs handed to DuckDB at a time (bounds memory)
 CHUNK_DOCUMENTS = 2_000  # documents per unit of work for a staging process
@@ -112,7 +113,7 @@ def ingest(
                 "each maybe .gz or .zst; pass the folder that holds them",
             )
     report = IngestReport(lake=root, lake_source=lake_source)
-    with Lake(root).transaction("ingest", timeout=lock_timeout, on_wait=on_wait) as tx:
+    with transaction(Lake(root), "ingest", timeout=lock_timeout, on_wait=on_wait) as tx:
         _Ingest(tx, report, verify_digests, progress).run(inputs)
         summary = _summary(report)
         report.seconds = time.perf_counter() - started

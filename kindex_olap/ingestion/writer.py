@@ -9,15 +9,16 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from kindex_olap.ingestion.stage import FILE_SEQ_STRIDE
-from kindex_olap.lake.store import crashpoint, write_relation
 from kindex_olap.lake.tables import read_table, set_files
+from kindex_olap.lake.transaction import crashpoint, write_relation
 from kindex_olap.model.facts import DIGEST_COLUMNS, ROW_BUILDERS
 from kindex_olap.schema import rows_to_arrow
 from kindex_olap.sqlfiles import read_sql, statements
 
 if TYPE_CHECKING:
     from kindex_olap.ingestion.stage import Reject
-    from kindex_olap.lake.store import Snapshot, Transaction
+    from kindex_olap.lake.store import Snapshot
+    from kindex_olap.lake.transaction import Transaction
 
 MEMORY_LIMIT = "512MB"
 

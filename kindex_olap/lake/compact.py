@@ -14,8 +14,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kindex_olap.lake.store import TABLES, Lake, Transaction, resolve_lake, write_relation
+from kindex_olap.lake.recovery import lock, recover
+from kindex_olap.lake.store import TABLES, Lake, resolve_lake
 from kindex_olap.lake.tables import read_table
+from kindex_olap.lake.transaction import Transaction, transaction, write_cache, write_relation
 
 # Delta's own default retention: files a commit of the last 7 days may still read are kept.
 DEFAULT_RETAIN_HOURS = 168
@@ -48,7 +50,7 @@ def compact(
     report = CompactReport(lake=root)
     store = Lake(root)
     store.check_format()
-    with store.transaction("compact", timeout=lock_timeout) as tx:
+    with transaction(store, "compact", timeout=lock_timeout) as tx:
         for table in TABLES:
             count = len(tx.base.tables.get(table, []))
             report.files_before[table] = report.files_after[table] = count
@@ -101,8 +103,8 @@ def vacuum(
     report = VacuumReport(lake=root, retain_hours=retain_hours)
     store = Lake(root)
     store.check_format()
-    with store.lock(lock_timeout):
-        store.recover()  # a killed writer's commits are undone first, so its files go too
+    with lock(store, lock_timeout):
+        recover(store)  # a killed writer's commits are undone first, so its files go too
         for table in TABLES:
             delta = store.delta_table(table)
             try:
@@ -118,6 +120,6 @@ def vacuum(
         # vacuum commits move runs' version on: cache the unchanged file lists under it
         snapshot = store.snapshot()
         if snapshot.id:
-            store.write_cache(snapshot)
+            write_cache(store, snapshot)
     report.seconds = time.perf_counter() - started
     return report

@@ -20,18 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kindex_olap.errors import LakeError
+from kindex_olap.lake.create import create_tables, write_format
+from kindex_olap.lake.recovery import lock
 from kindex_olap.lake.store import (
     FORMAT_VERSION,
     LEGACY_FORMAT,
     TABLES,
     Lake,
     Snapshot,
-    Transaction,
-    crashpoint,
     resolve_lake,
-    write_format,
-    write_relation,
 )
+from kindex_olap.lake.transaction import Transaction, crashpoint, write_relation
 
 
 @dataclass
@@ -66,10 +65,10 @@ def migrate(
         raise LakeError(f"the lake at {root} is already made of Delta tables (format 2)")
     if version != LEGACY_FORMAT:
         raise LakeError(f"the lake at {root} has format {version}; kindex migrate reads format 1")
-    with store.lock(lock_timeout):
+    with lock(store, lock_timeout):
         legacy = _legacy_files(store)
         _forget_earlier_attempt(store, legacy)
-        store.create_tables()
+        create_tables(store)
         tx = Transaction(store, Snapshot(store.root, 0), "migrate")
         try:
             _copy_tables(tx, store.root, legacy["current"], report)

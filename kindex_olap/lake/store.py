@@ -22,52 +22,27 @@ ahead (their orphan files then go with `kindex vacuum`).
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import re
-import shutil
-import signal
-import time
-import uuid
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote
 
-from kindex_olap.atomic import atomic_path, write_atomic
 from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, LakeError
-from kindex_olap.lake.tables import PARTITIONED, ROW_GROUP_ROWS, SORT_ORDER, order_clause
 from kindex_olap.schema import TABLES, check_table
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-__all__ = [
-    "PARTITIONED",
-    "ROW_GROUP_ROWS",
-    "SORT_ORDER",
-    "TABLES",
-    "Lake",
-    "LakeCommit",
-    "Snapshot",
-    "Transaction",
-    "order_clause",
-]
+__all__ = ["TABLES", "Lake", "LakeCommit", "Snapshot"]
 
 FORMAT_VERSION = 2
 LEGACY_FORMAT = 1  # kindex's own snapshots (_kindex/CURRENT): read only by `kindex migrate`
 FORMAT_FILE = "kindex-lake.json"
 DEFAULT_LAKE = Path("data/parquet")
-# The tables a run depends on commit first, runs last: a reader that starts from runs (every
-# speedup does) sees whole lake commits, whichever Delta reader it is.
-COMMIT_ORDER = (*(t for t in TABLES if t != "runs"), "runs")
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _LOG_ENTRY = re.compile(r"^(\d{20})\.json$")
-CACHE_KEEP = 4  # file-list cache entries kept (the newest few runs versions)
 
 
 @dataclass(frozen=True)
@@ -142,7 +117,9 @@ def _unreadable_log_entry(table_path: Path) -> Path | None:
 
 
 class Lake:
-    """A lake folder: read a lake commit of it, or open a write transaction on it."""
+    """A lake folder, read side: its format and its lake commits (the newest, or `--as-of`).
+    Writing goes through `lake.transaction` (lock and recovery: `lake.recovery`; creation:
+    `lake.create`)."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).resolve()
@@ -312,11 +289,16 @@ class Lake:
             commit.summary,
         )
 
+    def cache_file(self, runs_version: int) -> Path:
+        """Where the file lists of the lake commit that runs' `runs_version` belongs to are
+        cached (written by `lake.transaction.write_cache`)."""
+        return self.meta / "files" / f"{runs_version:020d}.json"
+
     def _cached_snapshot(self, runs_version: int) -> Snapshot | None:
         """The file lists cached for runs' newest version, when kindex wrote them (no delta-rs
         import: it costs a cold query about 40 ms)."""
         try:
-            data = json.loads((self.meta / "files" / f"{runs_version:020d}.json").read_text())
+            data = json.loads(self.cache_file(runs_version).read_text())
         except (OSError, ValueError):
             return None
         tables = {t: [str(self.root / t / p) for p in files] for t, files in data["tables"].items()}
@@ -329,289 +311,6 @@ class Lake:
             data.get("summary", {}),
         )
 
-    def write_cache(self, snapshot: Snapshot) -> None:
-        """Cache `snapshot`'s file lists under runs' version (call while holding the lock)."""
-        runs_version = snapshot.versions["runs"]
-        tables = {
-            t: [os.path.relpath(p, self.root / t) for p in files]
-            for t, files in snapshot.tables.items()
-        }
-        body = {
-            "commit": snapshot.id,
-            "versions": snapshot.versions,
-            "created_at": snapshot.created_at,
-            "summary": snapshot.summary,
-            "tables": tables,
-        }
-        folder = self.meta / "files"
-        folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(folder / f"{runs_version:020d}.json", json.dumps(body).encode())
-        for old in sorted(folder.glob("*.json"))[:-CACHE_KEEP]:
-            old.unlink(missing_ok=True)
-
-    # -- writing ------------------------------------------------------------------------------
-
-    def create(self) -> None:
-        """Make the folder a lake (idempotent; call while holding the lock): an empty Delta
-        table per table, an empty Parquet file per table, then the format file."""
-        if self.exists():
-            self.check_format()
-        elif self.root.exists() and not self.root.is_dir():
-            raise ConfigError(f"lake path {self.root} exists and is not a folder")
-        self.create_tables()
-        if not self.exists():
-            write_format(self.root, FORMAT_VERSION)
-
-    def create_tables(self) -> None:
-        """A Delta table (version 0, no files) for every table that has none yet."""
-        from deltalake import CommitProperties, Schema
-        from deltalake.transaction import create_table_with_add_actions
-
-        from kindex_olap.schema import arrow_schema
-
-        write_empty_tables(self.meta / "empty")
-        for table in TABLES:
-            path = self.table_path(table)
-            if (path / "_delta_log").is_dir() and any((path / "_delta_log").glob("*.json")):
-                continue
-            path.mkdir(parents=True, exist_ok=True)
-            try:
-                create_table_with_add_actions(
-                    str(path),
-                    Schema.from_arrow(arrow_schema(table)),
-                    [],
-                    mode="error",
-                    partition_by=PARTITIONED.get(table),
-                    name=table,
-                    commit_properties=CommitProperties(custom_metadata={"kindex.commit": "0"}),
-                )
-            except delta_error() as e:
-                raise delta_failure(e, f"cannot create the Delta table {path}", path) from e
-
-    @contextlib.contextmanager
-    def transaction(
-        self,
-        operation: str = "ingest",
-        timeout: float = 600.0,
-        on_wait: Callable[[str], None] | None = None,
-    ) -> Iterator[Transaction]:
-        """Hold the writer lock, undo what a killed writer left, and yield a transaction."""
-        with self.lock(timeout, on_wait):
-            self.create()
-            base = self.recover()
-            tx = Transaction(self, base, operation)
-            try:
-                yield tx
-            finally:
-                shutil.rmtree(tx.staging, ignore_errors=True)
-
-    @contextlib.contextmanager
-    def lock(
-        self, timeout: float = 600.0, on_wait: Callable[[str], None] | None = None
-    ) -> Iterator[None]:
-        """The writer lock: one kindex writer at a time (blind Delta appends never conflict, so
-        two ingests of the same runs would both commit them without it)."""
-        self.meta.mkdir(parents=True, exist_ok=True)
-        with open(self.meta / "lock", "a+") as handle:
-            deadline = time.monotonic() + timeout
-            told = False
-            while True:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if not told and on_wait is not None:
-                        on_wait(f"waiting for another kindex writer on {self.root} to finish...")
-                        told = True
-                    if time.monotonic() > deadline:
-                        raise LakeError(
-                            f"another kindex writer holds {self.meta / 'lock'} "
-                            f"(waited {timeout:.0f} s)",
-                            hint="wait for it to finish, or raise --lock-timeout",
-                        ) from None
-                    time.sleep(0.05)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-    def recover(self) -> Snapshot:
-        """Undo what a killed writer left (call while holding the lock): its staging folders,
-        and the Delta commits of an incomplete lake commit, each table restored to the version
-        the last complete lake commit recorded. Returns that lake commit."""
-        shutil.rmtree(self.meta / "staging", ignore_errors=True)
-        base = self.snapshot()
-        if base.id == 0:
-            return base
-        restored = False
-        for table in TABLES:
-            pinned = base.versions[table]
-            if self.newest_log_version(table) == pinned:
-                continue
-            current = self.delta_table(table)
-            if set(current.file_uris()) == set(base.tables[table]):
-                continue  # later commits changed no file (vacuum)
-            from deltalake import CommitProperties
-
-            metadata = {"kindex.operation": "rollback", "kindex.commit": str(base.id)}
-            try:
-                current.restore(
-                    pinned, commit_properties=CommitProperties(custom_metadata=metadata)
-                )
-            except delta_error() as e:
-                doing = f"cannot restore {table} to version {pinned}"
-                raise delta_failure(e, doing, self.table_path(table)) from e
-            restored = True
-        return self.snapshot() if restored else base
-
-
-class Transaction:
-    """A writer's view of the lake: write data files, then commit them as the next lake commit."""
-
-    def __init__(self, lake: Lake, base: Snapshot, operation: str) -> None:
-        self.lake = lake
-        self.base = base
-        self.id = base.id + 1
-        self.operation = operation
-        self.token = uuid.uuid4().hex[:12]  # the ingest id: in file names and commit metadata
-        self.staging = lake.meta / "staging" / self.token
-        self.staging.mkdir(parents=True, exist_ok=True)
-        self._added: dict[str, list[Path]] = {}
-        self._replaced: set[str] = set()
-
-    def new_file_name(self, table: str, partition: dict[str, Any] | None = None) -> Path:
-        """A fresh, collision-free data file path inside `table`'s folder."""
-        folder = self.lake.table_path(table)
-        for key, value in (partition or {}).items():
-            folder = folder / f"{key}={partition_folder(value)}"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder / f"part-{self.id:08d}-{self.token}-{uuid.uuid4().hex[:8]}.parquet"
-
-    def adopt_partitioned(self, table: str, folder: Path) -> list[Path]:
-        """Move a Hive-partitioned folder written by DuckDB into the table under fresh names.
-
-        The files are not yet part of the table: pass them to `add` or `replace`.
-        """
-        moved = []
-        for path in sorted(folder.rglob("*.parquet")):
-            partition = partition_values(path.relative_to(folder))
-            final = self.new_file_name(table, partition)
-            os.replace(path, final)
-            moved.append(final)
-        return moved
-
-    def add(self, table: str, path: Path) -> None:
-        """Make a written data file part of `table` once the transaction commits."""
-        self._added.setdefault(table, []).append(path)
-
-    def replace(self, table: str, paths: list[Path]) -> None:
-        """Make `paths` the whole of `table` (compaction)."""
-        self._replaced.add(table)
-        self._added[table] = list(paths)
-
-    def has_changes(self) -> bool:
-        return bool(self._added or self._replaced)
-
-    def commit(self, summary: dict[str, Any]) -> Snapshot:
-        """Commit each changed table (runs last, always), then cache the new file lists."""
-        crashpoint("commit:start")
-        metadata = {
-            "kindex.commit": str(self.id),
-            "kindex.ingest_id": self.token,
-            "kindex.operation": self.operation,
-        }
-        versions = dict(self.base.versions)
-        for table in COMMIT_ORDER:
-            if table == "runs":
-                metadata["kindex.versions"] = json.dumps(
-                    {t: v for t, v in versions.items() if t != "runs"}
-                )
-                metadata["kindex.summary"] = json.dumps(summary)
-            elif table not in self._added and table not in self._replaced:
-                # newer than base only by commits that change no file (vacuum): see recover()
-                versions[table] = self.lake.newest_log_version(table)
-                continue
-            crashpoint(f"commit:{table}")
-            versions[table] = self._commit_table(table, metadata)
-            crashpoint(f"commit:{table}-done")
-        tables = {
-            t: ([] if t in self._replaced else list(self.base.tables.get(t, [])))
-            + [str(p) for p in self._added.get(t, [])]
-            for t in TABLES
-        }
-        created_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        snapshot = Snapshot(self.lake.root, self.id, tables, versions, created_at, summary)
-        self.lake.write_cache(snapshot)
-        crashpoint("commit:done")
-        return snapshot
-
-    def _commit_table(self, table: str, metadata: dict[str, str]) -> int:
-        from deltalake import CommitProperties
-        from deltalake.transaction import RemoveAction
-
-        delta = self.lake.delta_table(table)
-        actions: list[Any] = [
-            _add_action(self.lake.table_path(table), path) for path in self._added.get(table, [])
-        ]
-        if table in self._replaced:
-            now = int(time.time() * 1000)
-            import pyarrow as pa
-
-            for add in pa.table(delta.get_add_actions(flatten=True)).to_pylist():
-                values = {
-                    k.removeprefix("partition."): (None if v is None else str(v))
-                    for k, v in add.items()
-                    if k.startswith("partition.")
-                }
-                actions.append(
-                    RemoveAction(add["path"], True, now, add["size_bytes"], values or None)
-                )
-        try:
-            delta.create_write_transaction(
-                actions,
-                mode="append",
-                schema=delta.schema(),
-                partition_by=PARTITIONED.get(table),
-                commit_properties=CommitProperties(custom_metadata=metadata),
-            )
-        except delta_error() as e:
-            doing = f"cannot commit to the Delta table {table}"
-            raise delta_failure(e, doing, self.lake.table_path(table)) from e
-        return self.lake.newest_log_version(table)
-
-
-def _add_action(table_root: Path, path: Path) -> Any:
-    import pyarrow.parquet as pq
-    from deltalake.transaction import AddAction
-
-    relative = path.relative_to(table_root)
-    stat = path.stat()
-    rows = pq.read_metadata(path).num_rows
-    values = {k: (None if v is None else str(v)) for k, v in partition_values(relative).items()}
-    return AddAction(
-        str(relative),
-        stat.st_size,
-        values,
-        stat.st_mtime_ns // 1_000_000,
-        True,
-        json.dumps({"numRecords": rows}),
-    )
-
-
-def partition_folder(value: object) -> str:
-    """A partition value as a Hive folder name spells it (as DuckDB writes and reads it back:
-    percent-encoded UTF-8, NULL as __HIVE_DEFAULT_PARTITION__)."""
-    return HIVE_NULL if value is None else quote(str(value), safe="")
-
-
-def partition_values(relative: Path) -> dict[str, str | None]:
-    """The partition values in a data file's path relative to its table folder."""
-    values: dict[str, str | None] = {}
-    for part in relative.parts[:-1]:
-        key, _, raw = part.partition("=")
-        values[key] = None if raw == HIVE_NULL else unquote(raw)
-    return values
-
 
 def parse_moment(text: str) -> datetime:
     """An --as-of timestamp: ISO 8601 (a date, or a date and time); UTC unless it says so."""
@@ -623,62 +322,3 @@ def parse_moment(text: str) -> datetime:
             hint="e.g. --as-of 3, --as-of 2026-11-24, --as-of 2026-11-24T17:00:00Z",
         ) from e
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-def crashpoint(name: str) -> None:
-    """Failure injection for the crash tests: KINDEX_CRASHPOINT=NAME kills the process here."""
-    if os.environ.get("KINDEX_CRASHPOINT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def write_format(root: Path, version: int) -> None:
-    text = json.dumps({"format": version, "tool": "kindex-olap", "tables": "delta"}, indent=2)
-    write_atomic(root / FORMAT_FILE, (text + "\n").encode())
-
-
-def write_empty_tables(folder: Path) -> None:
-    """One empty Parquet file per table (all its columns), for views over a table without data."""
-    tables = [t for t in TABLES if not (folder / f"{t}.parquet").is_file()]
-    if not tables:
-        return
-    import duckdb
-
-    from kindex_olap.sqlfiles import read_sql
-
-    folder.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect()
-    try:
-        con.execute(read_sql("tables.sql"))
-        for table in tables:
-            with atomic_path(folder / f"{table}.parquet") as tmp:
-                con.table(table).write_parquet(str(tmp), compression="zstd")
-    finally:
-        con.close()
-
-
-def write_relation(tx: Transaction, table: str, relation: Any, replace: bool = False) -> int:
-    """Write a DuckDB relation of `table`'s rows (all columns) as its data files, sorted, in
-    row groups of ROW_GROUP_ROWS, zstd; partitioned tables get one file per partition, without
-    the partition columns (Delta keeps them in the paths). Returns the files written."""
-    ordered = relation.query("rows", f"SELECT * FROM rows {order_clause(table)}")
-    partition_by = PARTITIONED.get(table)
-    if partition_by is None:
-        path = tx.new_file_name(table)
-        ordered.write_parquet(str(path), compression="zstd", row_group_size=ROW_GROUP_ROWS)
-        written = [path]
-    else:
-        out = tx.staging / f"{table}-{uuid.uuid4().hex[:8]}"
-        ordered.write_parquet(
-            str(out),
-            compression="zstd",
-            row_group_size=ROW_GROUP_ROWS,
-            partition_by=partition_by,
-            write_partition_columns=False,
-        )
-        written = tx.adopt_partitioned(table, out)
-    if replace:
-        tx.replace(table, written)
-    else:
-        for path in written:
-            tx.add(table, path)
-    return len(written)

@@ -1,0 +1,77 @@
+"""Making a folder a lake: an empty Delta table and an empty Parquet file per table, and the
+format file (kindex-lake.json). Called by writers while they hold the lock (`lake.recovery`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kindex_olap.atomic import atomic_path, write_atomic
+from kindex_olap.errors import ConfigError
+from kindex_olap.lake.store import FORMAT_FILE, FORMAT_VERSION, Lake, delta_error, delta_failure
+from kindex_olap.lake.tables import PARTITIONED
+from kindex_olap.schema import TABLES
+
+
+def create(lake: Lake) -> None:
+    """Make the folder a lake (idempotent; call while holding the lock): an empty Delta
+    table per table, an empty Parquet file per table, then the format file."""
+    if lake.exists():
+        lake.check_format()
+    elif lake.root.exists() and not lake.root.is_dir():
+        raise ConfigError(f"lake path {lake.root} exists and is not a folder")
+    create_tables(lake)
+    if not lake.exists():
+        write_format(lake.root, FORMAT_VERSION)
+
+
+def create_tables(lake: Lake) -> None:
+    """A Delta table (version 0, no files) for every table that has none yet."""
+    from deltalake import CommitProperties, Schema
+    from deltalake.transaction import create_table_with_add_actions
+
+    from kindex_olap.schema import arrow_schema
+
+    write_empty_tables(lake.meta / "empty")
+    for table in TABLES:
+        path = lake.table_path(table)
+        if (path / "_delta_log").is_dir() and any((path / "_delta_log").glob("*.json")):
+            continue
+        path.mkdir(parents=True, exist_ok=True)
+        try:
+            create_table_with_add_actions(
+                str(path),
+                Schema.from_arrow(arrow_schema(table)),
+                [],
+                mode="error",
+                partition_by=PARTITIONED.get(table),
+                name=table,
+                commit_properties=CommitProperties(custom_metadata={"kindex.commit": "0"}),
+            )
+        except delta_error() as e:
+            raise delta_failure(e, f"cannot create the Delta table {path}", path) from e
+
+
+def write_format(root: Path, version: int) -> None:
+    text = json.dumps({"format": version, "tool": "kindex-olap", "tables": "delta"}, indent=2)
+    write_atomic(root / FORMAT_FILE, (text + "\n").encode())
+
+
+def write_empty_tables(folder: Path) -> None:
+    """One empty Parquet file per table (all its columns), for views over a table without data."""
+    tables = [t for t in TABLES if not (folder / f"{t}.parquet").is_file()]
+    if not tables:
+        return
+    import duckdb
+
+    from kindex_olap.sqlfiles import read_sql
+
+    folder.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    try:
+        con.execute(read_sql("tables.sql"))
+        for table in tables:
+            with atomic_path(folder / f"{table}.parquet") as tmp:
+                con.table(table).write_parquet(str(tmp), compression="zstd")
+    finally:
+        con.close()

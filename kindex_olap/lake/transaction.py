@@ -1,0 +1,254 @@
+"""Writing the lake: a transaction writes data files, then commits each changed table as one
+Delta commit of the next lake commit, runs last (see `lake.store` for the commit design).
+
+`transaction(lake)` holds the writer lock, makes the folder a lake if it is not one yet, undoes
+what a killed writer left, and yields a `Transaction`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+from kindex_olap.atomic import write_atomic
+from kindex_olap.lake.create import create
+from kindex_olap.lake.recovery import lock, recover
+from kindex_olap.lake.store import TABLES, Lake, Snapshot, delta_error, delta_failure
+from kindex_olap.lake.tables import PARTITIONED, ROW_GROUP_ROWS, order_clause
+
+# The tables a run depends on commit first, runs last: a reader that starts from runs (every
+# speedup does) sees whole lake commits, whichever Delta reader it is.
+COMMIT_ORDER = (*(t for t in TABLES if t != "runs"), "runs")
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+CACHE_KEEP = 4  # file-list cache entries kept (the newest few runs versions)
+
+
+@contextlib.contextmanager
+def transaction(
+    lake: Lake,
+    operation: str = "ingest",
+    timeout: float = 600.0,
+    on_wait: Callable[[str], None] | None = None,
+) -> Iterator[Transaction]:
+    """Hold the writer lock, undo what a killed writer left, and yield a transaction."""
+    with lock(lake, timeout, on_wait):
+        create(lake)
+        base = recover(lake)
+        tx = Transaction(lake, base, operation)
+        try:
+            yield tx
+        finally:
+            shutil.rmtree(tx.staging, ignore_errors=True)
+
+
+class Transaction:
+    """A writer's view of the lake: write data files, then commit them as the next lake commit."""
+
+    def __init__(self, lake: Lake, base: Snapshot, operation: str) -> None:
+        self.lake = lake
+        self.base = base
+        self.id = base.id + 1
+        self.operation = operation
+        self.token = uuid.uuid4().hex[:12]  # the ingest id: in file names and commit metadata
+        self.staging = lake.meta / "staging" / self.token
+        self.staging.mkdir(parents=True, exist_ok=True)
+        self._added: dict[str, list[Path]] = {}
+        self._replaced: set[str] = set()
+
+    def new_file_name(self, table: str, partition: dict[str, Any] | None = None) -> Path:
+        """A fresh, collision-free data file path inside `table`'s folder."""
+        folder = self.lake.table_path(table)
+        for key, value in (partition or {}).items():
+            folder = folder / f"{key}={partition_folder(value)}"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / f"part-{self.id:08d}-{self.token}-{uuid.uuid4().hex[:8]}.parquet"
+
+    def adopt_partitioned(self, table: str, folder: Path) -> list[Path]:
+        """Move a Hive-partitioned folder written by DuckDB into the table under fresh names.
+
+        The files are not yet part of the table: pass them to `add` or `replace`.
+        """
+        moved = []
+        for path in sorted(folder.rglob("*.parquet")):
+            partition = partition_values(path.relative_to(folder))
+            final = self.new_file_name(table, partition)
+            os.replace(path, final)
+            moved.append(final)
+        return moved
+
+    def add(self, table: str, path: Path) -> None:
+        """Make a written data file part of `table` once the transaction commits."""
+        self._added.setdefault(table, []).append(path)
+
+    def replace(self, table: str, paths: list[Path]) -> None:
+        """Make `paths` the whole of `table` (compaction)."""
+        self._replaced.add(table)
+        self._added[table] = list(paths)
+
+    def has_changes(self) -> bool:
+        return bool(self._added or self._replaced)
+
+    def commit(self, summary: dict[str, Any]) -> Snapshot:
+        """Commit each changed table (runs last, always), then cache the new file lists."""
+        crashpoint("commit:start")
+        metadata = {
+            "kindex.commit": str(self.id),
+            "kindex.ingest_id": self.token,
+            "kindex.operation": self.operation,
+        }
+        versions = dict(self.base.versions)
+        for table in COMMIT_ORDER:
+            if table == "runs":
+                metadata["kindex.versions"] = json.dumps(
+                    {t: v for t, v in versions.items() if t != "runs"}
+                )
+                metadata["kindex.summary"] = json.dumps(summary)
+            elif table not in self._added and table not in self._replaced:
+                # newer than base only by commits that change no file (vacuum): see recover()
+                versions[table] = self.lake.newest_log_version(table)
+                continue
+            crashpoint(f"commit:{table}")
+            versions[table] = self._commit_table(table, metadata)
+            crashpoint(f"commit:{table}-done")
+        tables = {
+            t: ([] if t in self._replaced else list(self.base.tables.get(t, [])))
+            + [str(p) for p in self._added.get(t, [])]
+            for t in TABLES
+        }
+        created_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        snapshot = Snapshot(self.lake.root, self.id, tables, versions, created_at, summary)
+        write_cache(self.lake, snapshot)
+        crashpoint("commit:done")
+        return snapshot
+
+    def _commit_table(self, table: str, metadata: dict[str, str]) -> int:
+        from deltalake import CommitProperties
+        from deltalake.transaction import RemoveAction
+
+        delta = self.lake.delta_table(table)
+        actions: list[Any] = [
+            _add_action(self.lake.table_path(table), path) for path in self._added.get(table, [])
+        ]
+        if table in self._replaced:
+            now = int(time.time() * 1000)
+            import pyarrow as pa
+
+            for add in pa.table(delta.get_add_actions(flatten=True)).to_pylist():
+                values = {
+                    k.removeprefix("partition."): (None if v is None else str(v))
+                    for k, v in add.items()
+                    if k.startswith("partition.")
+                }
+                actions.append(
+                    RemoveAction(add["path"], True, now, add["size_bytes"], values or None)
+                )
+        try:
+            delta.create_write_transaction(
+                actions,
+                mode="append",
+                schema=delta.schema(),
+                partition_by=PARTITIONED.get(table),
+                commit_properties=CommitProperties(custom_metadata=metadata),
+            )
+        except delta_error() as e:
+            doing = f"cannot commit to the Delta table {table}"
+            raise delta_failure(e, doing, self.lake.table_path(table)) from e
+        return self.lake.newest_log_version(table)
+
+
+def _add_action(table_root: Path, path: Path) -> Any:
+    import pyarrow.parquet as pq
+    from deltalake.transaction import AddAction
+
+    relative = path.relative_to(table_root)
+    stat = path.stat()
+    rows = pq.read_metadata(path).num_rows
+    values = {k: (None if v is None else str(v)) for k, v in partition_values(relative).items()}
+    return AddAction(
+        str(relative),
+        stat.st_size,
+        values,
+        stat.st_mtime_ns // 1_000_000,
+        True,
+        json.dumps({"numRecords": rows}),
+    )
+
+
+def write_cache(lake: Lake, snapshot: Snapshot) -> None:
+    """Cache `snapshot`'s file lists under runs' version (call while holding the lock)."""
+    runs_version = snapshot.versions["runs"]
+    tables = {
+        t: [os.path.relpath(p, lake.root / t) for p in files]
+        for t, files in snapshot.tables.items()
+    }
+    body = {
+        "commit": snapshot.id,
+        "versions": snapshot.versions,
+        "created_at": snapshot.created_at,
+        "summary": snapshot.summary,
+        "tables": tables,
+    }
+    path = lake.cache_file(runs_version)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(body).encode())
+    for old in sorted(path.parent.glob("*.json"))[:-CACHE_KEEP]:
+        old.unlink(missing_ok=True)
+
+
+def partition_folder(value: object) -> str:
+    """A partition value as a Hive folder name spells it (as DuckDB writes and reads it back:
+    percent-encoded UTF-8, NULL as __HIVE_DEFAULT_PARTITION__)."""
+    return HIVE_NULL if value is None else quote(str(value), safe="")
+
+
+def partition_values(relative: Path) -> dict[str, str | None]:
+    """The partition values in a data file's path relative to its table folder."""
+    values: dict[str, str | None] = {}
+    for part in relative.parts[:-1]:
+        key, _, raw = part.partition("=")
+        values[key] = None if raw == HIVE_NULL else unquote(raw)
+    return values
+
+
+def crashpoint(name: str) -> None:
+    """Failure injection for the crash tests: KINDEX_CRASHPOINT=NAME kills the process here."""
+    if os.environ.get("KINDEX_CRASHPOINT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def write_relation(tx: Transaction, table: str, relation: Any, replace: bool = False) -> int:
+    """Write a DuckDB relation of `table`'s rows (all columns) as its data files, sorted, in
+    row groups of ROW_GROUP_ROWS, zstd; partitioned tables get one file per partition, without
+    the partition columns (Delta keeps them in the paths). Returns the files written."""
+    ordered = relation.query("rows", f"SELECT * FROM rows {order_clause(table)}")
+    partition_by = PARTITIONED.get(table)
+    if partition_by is None:
+        path = tx.new_file_name(table)
+        ordered.write_parquet(str(path), compression="zstd", row_group_size=ROW_GROUP_ROWS)
+        written = [path]
+    else:
+        out = tx.staging / f"{table}-{uuid.uuid4().hex[:8]}"
+        ordered.write_parquet(
+            str(out),
+            compression="zstd",
+            row_group_size=ROW_GROUP_ROWS,
+            partition_by=partition_by,
+            write_partition_columns=False,
+        )
+        written = tx.adopt_partitioned(table, out)
+    if replace:
+        tx.replace(table, written)
+    else:
+        for path in written:
+            tx.add(table, path)
+    return len(written)
