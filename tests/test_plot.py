@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 
 import kindex_olap
 from kindex_olap.cli.app import app
-from kindex_olap.doors.plot import query_chart, vega_bundle
+from kindex_olap.doors.plot import query_chart
+from kindex_olap.doors.render import vega_bundle
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 

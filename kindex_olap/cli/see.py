@@ -38,7 +38,8 @@ def plot(
     history: latency and speedup against version (or run date), flagged steps marked.
     PNG and SVG render offline; HTML inlines its JavaScript (opens with no network).
     """
-    from kindex_olap.doors.plot import query_chart, write_chart
+    from kindex_olap.doors.plot import query_chart
+    from kindex_olap.doors.render import write_chart
     from kindex_olap.query.compile import Options
 
     options = Options(version=version, all_pairs=all_pairs, by=by, all_branches=all_branches)

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from kindex_olap.doors.columns import INTERVALS, VERB_COLUMNS
-from kindex_olap.doors.plot import chart_for, full_spec, vega_bundle
+from kindex_olap.doors.plot import chart_for
 from kindex_olap.doors.records import records
+from kindex_olap.doors.render import full_spec, vega_bundle
 from kindex_olap.errors import QueryError
 from kindex_olap.query.compile import QueryResult, run_query
 from kindex_olap.query.engine import connect, snapshot_of

@@ -1,0 +1,143 @@
+"""Axis inference and layout shared by the chart specs: workload axes read from shape labels,
+lines and panels from the columns that vary, titles from the columns that do not."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from kindex_olap.errors import QueryError
+
+MAX_PANELS = 24  # more kernels x GPUs than this in one picture is unreadable: filter first
+# `name1024`, `B4`, `num_experts32`: a workload axis and its value in a shape label
+_AXIS = re.compile(r"^([A-Za-z_]+?)_?(\d+(?:\.\d+)?)$")
+_DTYPE = re.compile(r"^(fp|bf|int|uint|float|e4m3|e5m2)\d*$|^na$", re.IGNORECASE)
+
+
+def shape_axes(label: str | None) -> dict[str, float | str]:
+    """`tokens1024-vocab128256-fp32` -> {tokens: 1024, vocab: 128256, dtype: fp32};
+    a tensor shape `[8, 5120]` -> {dim0: 8, dim1: 5120}."""
+    axes: dict[str, float | str] = {}
+    dims = (label or "").strip()
+    if dims.startswith("[") and dims.endswith("]"):
+        parts = [p.strip() for p in dims[1:-1].split(",")]
+        if parts and all(p.isdigit() for p in parts):
+            return {f"dim{i}": float(p) for i, p in enumerate(parts)}
+    for part in (label or "").split("-"):
+        match = _AXIS.match(part)
+        if _DTYPE.match(part):
+            axes["dtype"] = part
+        elif match:
+            axes[match.group(1)] = float(match.group(2))
+        elif part:
+            axes.setdefault("label", part)
+    return axes
+
+
+def x_axis(data: list[dict[str, Any]], panel: str | None = None) -> tuple[dict[str, Any], str]:
+    """Set `_x` (and `_split`: the other varying axes, which split lines) on every record,
+    per panel when there are panels; returns the x encoding and the constant axes."""
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for d in data:
+        groups.setdefault(d.get(panel) if panel else None, []).append(d)
+    chosen = [_panel_x(group) for group in groups.values()]
+    if any(x is None for x, _, _ in chosen):  # some panel has no numeric axis: shapes as labels
+        for d in data:
+            d["_x"], d["_split"] = d.get("shape") or "", ""
+        order = list(dict.fromkeys(d["_x"] for d in data))
+        return {"field": "_x", "type": "ordinal", "title": "shape", "sort": order}, ""
+    names = list(dict.fromkeys(str(x) for x, _, _ in chosen))
+    xs = sorted({d["_x"] for d in data})
+    scale = {"type": "log", "base": 2} if xs[-1] >= 8 * xs[0] > 0 else {"zero": False}
+    axis = {"values": xs} if len(names) == 1 and len(xs) <= 12 else {}
+    encoding = {"field": "_x", "type": "quantitative", "title": " / ".join(names)}
+    constant = {c for _, c, _ in chosen}
+    return {**encoding, "scale": scale, "axis": axis}, " | ".join(sorted(c for c in constant if c))
+
+
+def _panel_x(data: list[dict[str, Any]]) -> tuple[str | None, str, list[str]]:
+    parsed = [shape_axes(d.get("shape")) for d in data]
+    names = sorted({k for p in parsed for k in p})
+    values = {n: {p.get(n) for p in parsed} for n in names}
+    varying = [n for n in names if len(values[n]) > 1]
+    numeric = [n for n in varying if all(isinstance(p.get(n), float) for p in parsed)]
+    constant = " · ".join(
+        f"{n} {number_label(next(iter(values[n])))}" for n in names if n not in varying
+    )
+    if not numeric:
+        if varying:
+            return None, "", []
+        numeric = [n for n in names if all(isinstance(p.get(n), float) for p in parsed)][:1]
+        if not numeric:
+            return None, "", []
+    x = max(numeric, key=lambda n: len(values[n]))
+    split = [n for n in varying if n != x]
+    for d, p in zip(data, parsed, strict=True):
+        d["_x"] = p[x]
+        d["_split"] = " ".join(f"{n} {number_label(p.get(n))}" for n in split)
+    return x, constant, split
+
+
+def number_label(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def line_label(d: dict[str, Any], parts: Iterable[str]) -> str:
+    return " · ".join(str(d.get(p) or "") for p in parts if d.get(p))
+
+
+def varying(data: list[dict[str, Any]], names: Iterable[str]) -> list[str]:
+    return [n for n in names if len({d.get(n) for d in data}) > 1]
+
+
+def constant_title(data: list[dict[str, Any]], groups: list[tuple[str, ...]]) -> str:
+    """Title words from the columns constant over the rows (`candidate`, `baseline`: `A vs B`)."""
+    words = []
+    first = data[0]
+    for group in groups:
+        if all(len({d.get(n) for d in data}) == 1 for n in group):
+            joiner = " vs " if group == ("candidate", "baseline") else " "
+            text = joiner.join(str(first.get(n)) for n in group if first.get(n))
+            if text:
+                words.append(text)
+    return " · ".join(words)
+
+
+def panels(data: list[dict[str, Any]], by: tuple[str, ...]) -> str | None:
+    """Set `_panel` (kernel and GPU where they vary); None when one panel holds everything."""
+    names = varying(data, by)
+    if not names:
+        return None
+    for d in data:
+        d["_panel"] = line_label(d, names)
+    count = len({d["_panel"] for d in data})
+    if count > MAX_PANELS:
+        raise QueryError(
+            f"{count} kernel/GPU panels are too many for one chart",
+            hint="name a kernel and a GPU (e.g. 'speedup jsd b200'), or plot 'summary'",
+        )
+    return "_panel"
+
+
+def gpu_label(d: dict[str, Any]) -> str:
+    return " ".join(str(d[k]) for k in ("gpu", "form_factor") if d.get(k))
+
+
+def facet(spec: dict[str, Any], data: list[dict[str, Any]], panel: str | None) -> dict[str, Any]:
+    """A top-level spec: the layers as they are, or repeated per panel (wrapped)."""
+    if panel is None:
+        return {"data": {"values": data}, **spec}
+    layers = {k: v for k, v in spec.items() if k not in ("title",)}
+    return {
+        "data": {"values": data},
+        "title": spec.get("title"),
+        "facet": {"field": panel, "type": "nominal", "title": None},
+        "columns": 2,
+        "spec": layers,
+        "resolve": {"scale": {"x": "independent"}},
+    }
+
+
+def titled(text: str, subtitle: str) -> dict[str, Any]:
+    return {"text": text, "subtitle": subtitle} if subtitle else {"text": text}
