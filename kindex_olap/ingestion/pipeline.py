@@ -9,19 +9,24 @@ batches of staging files into a work table, removes repeated and already-stored 
 the end, and writes runs and measurements as sorted Parquet. Environments, protocols and the
 other dimensions are few (one row per digest), so they are flattened in Python. Everything
 becomes visible in one lake commit at the end (runs committed last: lake/transaction.py).
+
+The orchestrator reads as its steps: check the inputs, take the lock (`lake.transaction`), find
+the files that changed, plan jobs and stage them in worker processes (`ingestion.jobs`), write
+the rows (`ingestion.writer`: deduplication, dimensions, serving runs, rejects, file records),
+commit, report.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kindex_olap.errors import ConfigError, IngestError
+from kindex_olap.ingestion.jobs import Job, JobResult, file_row, ignore_interrupts, stage_job
 from kindex_olap.ingestion.sources import (
     Document,
     Problem,
@@ -31,17 +36,13 @@ from kindex_olap.ingestion.sources import (
     is_serving_file,
     line_ranges,
     read_documents,
-    read_line_range,
 )
-from kindex_olap.ingestion.stage import (
-    CHUNK_SEQ_STRIDE,
-    FILE_SEQ_STRIDE,
-    ChunkResult,
-    Reject,
-    stage_chunk,
-)
+from kindex_olap.ingestion.stage import CHUNK_SEQ_STRIDE, ChunkResult, Reject
 from kindex_olap.lake.store import Lake, resolve_lake
 from kindex_olap.lake.transaction import Transaction, crashpoint, transaction
+
+if TYPE_CHECKING:
+    from kindex_olap.ingestion.writer import BatchWriter
 
 BATCH_RUNS = 25_000  # staged runs handed to DuckDB at a time (bounds memory)
 CHUNK_DOCUMENTS = 2_000  # documents per unit of work for a staging process
@@ -51,7 +52,9 @@ CHUNK_BYTES = 8 * 1024 * 1024  # also the size of a byte range of an uncompresse
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 # Enough queued work (about 8 MiB a job) that the workers keep going while DuckDB flattens a batch.
 JOBS_IN_FLIGHT_PER_WORKER = 8
+REPORTED_REJECTS = 50  # rejects listed in the report (all of them go to the rejects table)
 ProgressFn = Callable[[int, int, int], None]
+FileInfo = tuple[str, int, int]  # absolute path, size, mtime_ns
 
 
 @dataclass
@@ -102,6 +105,17 @@ def ingest(
     """
     started = time.perf_counter()
     root, lake_source = resolve_lake(lake)
+    inputs = _checked_inputs(paths)
+    report = IngestReport(lake=root, lake_source=lake_source)
+    with transaction(Lake(root), "ingest", timeout=lock_timeout, on_wait=on_wait) as tx:
+        _Ingest(tx, report, verify_digests, progress).run(inputs)
+        _commit(tx, report, started)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _checked_inputs(paths: Iterable[str | os.PathLike[str]] | None) -> list[Path]:
+    """The input paths (data/raw by default), each an existing file or a folder of bundles."""
     inputs = [Path(p) for p in (paths if paths is not None else ["data/raw"])]
     for path in inputs:
         if not path.exists():
@@ -112,17 +126,17 @@ def ingest(
                 hint="kindex ingest reads seed text (.txt), .json, .jsonl and .ndjson files, "
                 "each maybe .gz or .zst; pass the folder that holds them",
             )
-    report = IngestReport(lake=root, lake_source=lake_source)
-    with transaction(Lake(root), "ingest", timeout=lock_timeout, on_wait=on_wait) as tx:
-        _Ingest(tx, report, verify_digests, progress).run(inputs)
-        summary = _summary(report)
-        report.seconds = time.perf_counter() - started
-        report.snapshot = tx.base.id
-        crashpoint("ingest:all-written")
-        if tx.has_changes():
-            report.snapshot = tx.commit(summary).id
+    return inputs
+
+
+def _commit(tx: Transaction, report: IngestReport, started: float) -> None:
+    """Commit what was written as the next lake commit (nothing changed: no commit)."""
+    summary = _summary(report)
     report.seconds = time.perf_counter() - started
-    return report
+    report.snapshot = tx.base.id
+    crashpoint("ingest:all-written")
+    if tx.has_changes():
+        report.snapshot = tx.commit(summary).id
 
 
 def _summary(report: IngestReport) -> dict[str, Any]:
@@ -144,6 +158,8 @@ class _Ingest:
     stream). Results come back in the same order, so the first arrival of a run wins.
     """
 
+    writer: BatchWriter
+
     def __init__(
         self, tx: Transaction, report: IngestReport, verify: bool, progress: ProgressFn | None
     ) -> None:
@@ -163,14 +179,27 @@ class _Ingest:
         self.files_done = 0
 
     def run(self, inputs: list[Path]) -> None:
-        from kindex_olap.ingestion.writer import BatchWriter, ingested_files
+        """The steps: find the changed files, stage them, write every table's rows."""
+        files, serving = self._find_files(inputs)
+        self._stage(files)
+        self._write(serving)
+
+    def _find_files(self, inputs: list[Path]) -> tuple[list[FileInfo], list[FileInfo]]:
+        """The bundle files and the serving-run files not ingested as they are now."""
+        from kindex_olap.ingestion.writer import ingested_files
 
         known_paths, self.known_hashes = ingested_files(self.tx.base)
         files = self._changed_files(discover_names(inputs), known_paths)
         serving = [f for f in files if is_serving_file(f[0])]
-        files = [f for f in files if not is_serving_file(f[0])]
-        total_bytes = sum(size for _, size, _ in files)
+        return [f for f in files if not is_serving_file(f[0])], serving
+
+    def _stage(self, files: list[FileInfo]) -> None:
+        """Stage the files as jobs, in worker processes when there is enough to share, and
+        hand the staged runs to DuckDB in batches."""
+        from kindex_olap.ingestion.writer import BatchWriter
+
         self.files_total = len(files)
+        total_bytes = sum(size for _, size, _ in files)
         parallel = total_bytes >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) > 1
         self.writer = BatchWriter(self.tx, share_cpu=parallel)
         jobs = self._jobs(files)
@@ -178,15 +207,18 @@ class _Ingest:
             self._run_parallel(jobs, min(os.cpu_count() or 1, 8))
         else:
             for job in jobs:
-                self._absorb_job(job[0], _stage_job(job))
+                self._absorb_job(job[0], stage_job(job))
         self._flush()
+
+    def _write(self, serving: list[FileInfo]) -> None:
+        """Write the new runs (deduplicated), dimensions, serving runs, rejects and file rows."""
         self.report.runs_added, self.report.duplicates = self.writer.finish(self.skipped_seq_blocks)
         self.report.dimensions_added += self.writer.write_dimensions(self.dimensions)
         self._serving(serving)
         self.writer.write_rejects(self.reject_rows)
         self.writer.write_files(list(self.file_rows.values()))
 
-    def _serving(self, files: list[tuple[str, int, int]]) -> None:
+    def _serving(self, files: list[FileInfo]) -> None:
         """Serving-run files: rows of serving_runs, added when their run digest is new."""
         fresh = []
         for path, size, mtime in files:
@@ -195,7 +227,7 @@ class _Ingest:
                 self.report.files_unchanged += 1
                 continue
             self.known_hashes.add(content_hash)
-            self._count_file(_file_row(path, size, mtime, content_hash))
+            self._count_file(file_row(path, size, mtime, content_hash))
             fresh.append(path)
         rows, self.report.serving_added = self.writer.write_serving(fresh)
         for path, count in rows.items():
@@ -204,7 +236,7 @@ class _Ingest:
 
     def _changed_files(
         self, paths: Iterable[str], known_paths: dict[str, tuple[int, int]]
-    ) -> list[tuple[str, int, int]]:
+    ) -> list[FileInfo]:
         """(absolute path, size, mtime_ns) of every input not ingested as it is now."""
         changed = []
         for path in paths:
@@ -216,7 +248,7 @@ class _Ingest:
                 changed.append((path, stat.st_size, stat.st_mtime_ns))
         return changed
 
-    def _run_parallel(self, jobs: Iterator[_Job], workers: int) -> None:
+    def _run_parallel(self, jobs: Iterator[Job], workers: int) -> None:
         import multiprocessing
         import threading
 
@@ -227,23 +259,23 @@ class _Ingest:
         # read into the task queue whole while DuckDB is busy. A bounded number of jobs in flight.
         in_flight = threading.BoundedSemaphore(workers * JOBS_IN_FLIGHT_PER_WORKER)
 
-        def bounded() -> Iterator[_Job]:
+        def bounded() -> Iterator[Job]:
             for job in jobs:
                 in_flight.acquire()
                 kinds.append(job[0])
                 yield job
 
-        with context.Pool(workers, initializer=_ignore_interrupts) as pool:
-            for number, result in enumerate(pool.imap(_stage_job, bounded(), chunksize=1)):
+        with context.Pool(workers, initializer=ignore_interrupts) as pool:
+            for number, result in enumerate(pool.imap(stage_job, bounded(), chunksize=1)):
                 in_flight.release()
                 self._absorb_job(kinds[number], result)
 
-    def _jobs(self, files: list[tuple[str, int, int]]) -> Iterator[_Job]:
+    def _jobs(self, files: list[FileInfo]) -> Iterator[Job]:
         batch: list[tuple[str, int, int]] = []
         batch_bytes = 0
         number = 0
 
-        def job(kind: str, payload: Any) -> _Job:
+        def job(kind: str, payload: Any) -> Job:
             out = str(self.tx.staging / f"staged-{number:07d}.ndjson")
             return (kind, payload, self.verify, number * CHUNK_SEQ_STRIDE, out)
 
@@ -264,7 +296,7 @@ class _Ingest:
         if batch:
             yield job("files", batch)
 
-    def _big_file_parts(self, file: tuple[str, int, int]) -> Iterator[tuple[str, Any]]:
+    def _big_file_parts(self, file: FileInfo) -> Iterator[tuple[str, Any]]:
         """Jobs for one big file: byte ranges that a staging process reads itself (uncompressed
         JSON Lines), else chunks of documents read here, as a stream."""
         path, size, mtime = file
@@ -274,7 +306,7 @@ class _Ingest:
             self.files_done += 1
             return
         self.known_hashes.add(content_hash)
-        self._count_file(_file_row(path, size, mtime, content_hash))
+        self._count_file(file_row(path, size, mtime, content_hash))
         if is_plain_lines(Path(path)):
             for start, end, line in line_ranges(Path(path), CHUNK_BYTES):
                 yield "range", (path, start, end, line)
@@ -294,7 +326,7 @@ class _Ingest:
         self.report.files_read += 1
         self.file_rows[row["path"]] = row
 
-    def _absorb_job(self, kind: str, result: _JobResult) -> None:
+    def _absorb_job(self, kind: str, result: JobResult) -> None:
         repeated: set[str] = set()
         for row, seq_block in result.files:
             self.files_done += 1
@@ -331,87 +363,20 @@ class _Ingest:
             mine = self.dimensions.setdefault(table, {})
             for digest, doc in by_digest.items():
                 mine.setdefault(digest, doc)
-        rejects = result.rejects
+        self._keep_rejects(result.rejects, repeated)
+
+    def _keep_rejects(self, rejects: list[Reject], repeated: set[str]) -> None:
+        """All rejects for the rejects table, the first REPORTED_REJECTS in the report."""
         if repeated:
             rejects = [r for r in rejects if r.source_file not in repeated]
         self.reject_rows.extend(rejects)
-        room = max(50 - len(self.report.rejects), 0)
+        room = max(REPORTED_REJECTS - len(self.report.rejects), 0)
         self.report.rejects.extend(rejects[:room])
 
     def _flush(self) -> None:
         if self.pending_files:
             self.writer.stage(self.pending_files, self.pending_runs)
             self.pending_files, self.pending_runs = [], 0
-
-
-_Job = tuple[str, Any, bool, int, str]
-
-
-def _ignore_interrupts() -> None:
-    """Staging processes leave Ctrl-C to the parent, which stops them and rolls back."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-@dataclass
-class _JobResult:
-    """What a staging job sends back: its documents' counts, rejects and dimensions, the files
-    it read (a batch of small files: each one's row and sequence block), and the NDJSON file
-    its valid runs were written to (None when it staged no run)."""
-
-    chunk: ChunkResult
-    files: list[tuple[dict[str, Any], int]] = field(default_factory=list)
-    staged_file: str | None = None
-    staged_runs: int = 0
-
-
-def _stage_job(job: _Job) -> _JobResult:
-    """Run in a staging process: a chunk of documents, a byte range of a JSON Lines file, or a
-    batch of small files to read. Valid runs go to the job's own staging file."""
-    kind, payload, verify, first_seq, out = job
-    if kind == "documents":
-        result = _JobResult(stage_chunk(payload, verify, first_seq))
-    elif kind == "range":
-        path, start, end, line = payload
-        documents = list(read_line_range(Path(path), start, end, line))
-        result = _JobResult(stage_chunk(documents, verify, first_seq))
-    else:
-        result = _JobResult(ChunkResult())
-        for number, (path, size, mtime) in enumerate(payload):
-            seq = first_seq + number * FILE_SEQ_STRIDE
-            try:
-                with open(path, "rb") as handle:
-                    data = handle.read()
-            except OSError as e:
-                items: list[Document | Problem] = [Problem(path, None, f"unreadable file: {e}")]
-                row = _file_row(path, size, mtime, None)
-            else:
-                items = list(read_documents(path, data))
-                row = _file_row(path, size, mtime, hashlib.sha256(data).hexdigest())
-            stage_chunk(items, verify, seq, into=result.chunk)
-            result.files.append((row, seq // FILE_SEQ_STRIDE))
-    lines, result.chunk.lines = result.chunk.lines, []
-    if lines:
-        try:
-            with open(out, "wb") as handle:
-                handle.write(b"\n".join(lines))
-                handle.write(b"\n")
-        except OSError as e:  # a full disk's write error names no file: name it
-            raise OSError(e.errno, e.strerror, out) from e
-        result.staged_file, result.staged_runs = out, len(lines)
-    return result
-
-
-def _file_row(path: str, size: int, mtime: int, content_hash: str | None) -> dict[str, Any]:
-    return {
-        "path": path,
-        "size": size,
-        "mtime_ns": mtime,
-        "sha256": content_hash,
-        "documents": 0,
-        "rejected": 0,
-    }
 
 
 def iter_rejects(lake: str | os.PathLike[str] | None = None) -> Iterator[dict[str, Any]]:
