@@ -185,8 +185,7 @@ def why(module: str, name: str) -> str:
 def test_the_import_contract_holds() -> None:
     found = violations(module_sources())
     assert found - KNOWN == set(), "\n".join(
-        f"{module} imports {name}: {why(module, name)}"
-        for module, name in sorted(found - KNOWN)
+        f"{module} imports {name}: {why(module, name)}" for module, name in sorted(found - KNOWN)
     )
     assert KNOWN - found == set(), f"no longer needed, remove from KNOWN: {KNOWN - found}"
 
