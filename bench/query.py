@@ -243,6 +243,15 @@ def git_show(rev: str, path: str) -> str:
     ).stdout
 
 
+def views_at(rev: str) -> str:
+    """The views file at git revision `rev`: sql/views/views.sql, or sql/views.sql before the
+    SQL files moved into folders by role."""
+    try:
+        return git_show(rev, "sql/views/views.sql")
+    except subprocess.CalledProcessError:
+        return git_show(rev, "sql/views.sql")
+
+
 def before_connection(lake: Path, rev: str) -> tuple[duckdb.DuckDBPyConnection, Any]:
     """A connection with the views of git revision `rev` over the same lake, and that revision's
     compile module (loaded from its source), to time the queries before a change in this run."""
@@ -257,9 +266,7 @@ def before_connection(lake: Path, rev: str) -> tuple[duckdb.DuckDBPyConnection, 
     con.execute("SET parquet_metadata_cache = true").fetchall()
     for table in TABLES:
         con.execute(f"SET VARIABLE {file_variable(table)} = ?", [snapshot.files(table)]).fetchall()
-    text = "\n".join(
-        line for line in git_show(rev, "sql/views.sql").splitlines() if not line.startswith("--")
-    )
+    text = "\n".join(line for line in views_at(rev).splitlines() if not line.startswith("--"))
     for statement in (part.strip() for part in text.split(";\n")):
         if statement.strip(";"):
             con.execute(statement).fetchall()

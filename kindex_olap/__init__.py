@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     # Lazy exports keep `import kindex_olap` (and so `kindex --help`) fast.
     if name in {"ingest", "IngestReport"}:
-        from kindex_olap.ingestion import pipeline as etl
+        from kindex_olap.ingestion import pipeline
 
-        return getattr(etl, name)
+        return getattr(pipeline, name)
     if name == "connect":
         from kindex_olap.query import engine
 

@@ -1,4 +1,4 @@
-"""The lake's table schemas, built in one place from sql/tables.sql: column names and DuckDB types
+"""The lake's table schemas, built in one place from sql/schema/tables.sql: column names and DuckDB types
 (read from the SQL text, so a cold query needs no database to learn them), Arrow schemas, and
 rows checked strictly against them.
 
@@ -43,13 +43,13 @@ _COLUMN = re.compile(r"^\s+(\w+)\s+(.+?)(?:\s+NOT NULL)?,?\s*(?:--.*)?$")
 
 @cache
 def column_types() -> dict[str, list[tuple[str, str]]]:
-    """(column, DuckDB type) of every table, in the order of sql/tables.sql (read as text: a
+    """(column, DuckDB type) of every table, in the order of sql/schema/tables.sql (read as text: a
     cold query does not pay for a DuckDB database to learn them; a test compares with DuckDB)."""
     from kindex_olap.sqlfiles import read_sql
 
     out: dict[str, list[tuple[str, str]]] = {}
     table = None
-    for line in read_sql("tables.sql").splitlines():
+    for line in read_sql("schema/tables.sql").splitlines():
         if start := _TABLE.match(line):
             table = start.group(1)
             out[table] = []
@@ -90,7 +90,7 @@ def arrow_schemas() -> dict[str, pa.Schema]:
 
     con = duckdb.connect()
     try:
-        con.execute(read_sql("tables.sql")).fetchall()
+        con.execute(read_sql("schema/tables.sql")).fetchall()
         return {t: con.sql(f"SELECT * FROM {t}").to_arrow_table().schema for t in TABLES}
     finally:
         con.close()

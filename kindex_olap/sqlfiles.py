@@ -1,4 +1,16 @@
-"""Access to the SQL kept in the repository's sql/ folder (installed as kindex_olap/sql)."""
+"""Access to the SQL kept in the repository's sql/ folder (installed as kindex_olap/sql).
+
+The files sit in one folder per role, and are named by their path under sql/:
+
+- schema/   the lake's tables (`tables.sql`): read by `schema.py`, the lake and the ingest;
+- ingest/   the ingest's work table and the steps that flatten staged runs into lake rows:
+            loaded by `ingestion/writer.py`;
+- views/    the views over a lake commit (`views.sql`, which includes `noise.sql` and
+            `history.sql`), loaded at connect by `query/engine.py`; `history_points.sql`,
+            loaded by `query/history.py`;
+- queries/  query templates: `summary.sql` (`query/compile.py`), `report_sources.sql`
+            (`doors/report.py`).
+"""
 
 from __future__ import annotations
 
@@ -8,17 +20,27 @@ from importlib import resources
 from pathlib import Path
 
 _REPO_SQL = Path(__file__).resolve().parent.parent / "sql"
-# A line `-- @include other.sql` stands for that file's text (views.sql includes noise.sql).
-_INCLUDE = re.compile(r"^-- @include ([a-z_]+\.sql)$", re.MULTILINE)
+# A line `-- @include FOLDER/NAME.sql` stands for that file's text, named like read_sql's
+# argument (views/views.sql includes views/noise.sql and views/history.sql).
+_INCLUDE = re.compile(r"^-- @include ((?:[a-z_]+/)*[a-z_]+\.sql)$", re.MULTILINE)
+# lake/store.py still names the schema by its old top-level name; it is being split on another
+# branch, which changes the name there. Drop this after that merge.
+_MOVED = {"tables.sql": "schema/tables.sql"}
 
 
 @cache
 def read_sql(name: str) -> str:
-    """The text of sql/NAME, its `-- @include` lines replaced by the files they name."""
-    if (_REPO_SQL / name).is_file():
-        text = (_REPO_SQL / name).read_text()
+    """The text of sql/NAME (e.g. "views/views.sql"), its `-- @include` lines replaced by the
+    files they name."""
+    parts = _MOVED.get(name, name).split("/")
+    local = _REPO_SQL.joinpath(*parts)
+    if local.is_file():
+        text = local.read_text()
     else:
-        text = resources.files("kindex_olap.sql").joinpath(name).read_text()
+        installed = resources.files("kindex_olap.sql")
+        for part in parts:  # one at a time: a namespace package's joinpath takes one name
+            installed = installed.joinpath(part)
+        text = installed.read_text()
     return _INCLUDE.sub(lambda m: read_sql(m.group(1)), text)
 
 

@@ -352,14 +352,14 @@ def test_a_killed_migration_leaves_a_pre_delta_lake_that_migrates_later(tmp_path
     assert files_on_disk(lake) == files_in_logs(lake)
 
 
-# -- the schemas, from sql/tables.sql, in one place ------------------------------------------
+# -- the schemas, from sql/schema/tables.sql, in one place ------------------------------------------
 
 
 def test_column_types_read_from_the_sql_text_match_duckdb() -> None:
     con = duckdb.connect()
     from kindex_olap.sqlfiles import read_sql
 
-    con.execute(read_sql("tables.sql"))
+    con.execute(read_sql("schema/tables.sql"))
     for table in TABLES:
         described = [(r[0], r[1]) for r in con.execute(f"DESCRIBE {table}").fetchall()]
         parsed = column_types()[table]

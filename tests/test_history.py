@@ -36,7 +36,7 @@ def _csv(sql: str, *params: Any) -> list[tuple[Any, ...]]:
 
 def test_back_to_back_repeats_are_rarely_flagged(liger_history_lake: Path) -> None:
     """Every pair of consecutive runs of one series with the same version label (all branches,
-    every implementation, the runs of one benchmark invocation excluded as noise.sql does),
+    every implementation, the runs of one benchmark invocation excluded as sql/views/noise.sql does),
     tested as if the two were versions, in one query: at most 5 % flagged."""
     con = connect(liger_history_lake)
     options = h.HistoryOptions(by="run", all_branches=True)

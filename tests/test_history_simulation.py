@@ -2,7 +2,7 @@
 
 Noise model: each point is one run whose median is lognormal around the true level with
 sigma = 5 % (run-to-run noise); its p20/p80 are +-1 % around its median (within-run spread, which
-the rules do not trust). The noise model is learned the way sql/noise.sql learns it: the 95th
+the rules do not trust). The noise model is learned the way sql/views/noise.sql learns it: the 95th
 percentile of |log change| of 500 simulated replicate pairs is the class floor, and each single
 run's noise is noise.single_run_noise(floor). A series counts as flagged if any rule fires
 (a step or a change point, regression or improvement) after one Benjamini-Hochberg correction

@@ -26,7 +26,7 @@ app = typer.Typer(
 
 def _register_subcommands() -> None:
     from kindex_olap.cli import check as cli_check
-    from kindex_olap.cli import doors as cli_analyst
+    from kindex_olap.cli import doors as cli_doors
     from kindex_olap.cli import lake as cli_lake
     from kindex_olap.cli import query as cli_query
     from kindex_olap.cli import see as cli_see
@@ -34,7 +34,7 @@ def _register_subcommands() -> None:
 
     app.add_typer(import_app, name="import")
     cli_query.register(app)
-    cli_analyst.register(app)
+    cli_doors.register(app)
     cli_check.register(app)
     cli_lake.register(app)
     cli_see.register(app)

@@ -42,16 +42,16 @@ def shell(
     Needs the `duckdb` CLI (pip install duckdb-cli). Any other DuckDB client can read the views
     that `kindex shell --sql-file > kindex.sql` writes (`.read kindex.sql`).
     """
-    from kindex_olap.doors import shell as analyst
+    from kindex_olap.doors.shell import banner, find_cli, run_shell
     from kindex_olap.query.engine import render_init_sql, snapshot_of
 
     snapshot = snapshot_of(lake, as_of)
     if sql_file:
         sys.stdout.write(render_init_sql(snapshot))
         return
-    analyst.find_cli()  # say how to get the CLI before greeting
-    typer.echo(analyst.banner(snapshot), err=True)
-    code = analyst.run_shell(snapshot, cli_args or [])
+    find_cli()  # say how to get the CLI before greeting
+    typer.echo(banner(snapshot), err=True)
+    code = run_shell(snapshot, cli_args or [])
     raise typer.Exit(code)
 
 

@@ -263,7 +263,7 @@ def _dictionary(
 
 
 def comparability_rule() -> str:
-    """The comparability paragraphs of sql/views.sql's header comment (the one source)."""
+    """The comparability paragraphs of sql/views/views.sql's header comment (the one source)."""
     lines = []
     for line in read_sql(VIEWS_FILE).splitlines():
         if not line.startswith("--"):

@@ -59,7 +59,7 @@ def write_report(
             verb: run_query(f"{verb} {filters}".strip(), con=con)
             for verb in ("summary", "speedup", "latency")
         }
-        sources = con.execute(read_sql("report_sources.sql"))
+        sources = con.execute(read_sql("queries/report_sources.sql"))
         source_columns = [d[0] for d in sources.description or []]
         source_rows = sources.fetchall()
     finally:

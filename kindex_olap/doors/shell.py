@@ -49,7 +49,7 @@ _VIEW_NAME = re.compile(r"^CREATE OR REPLACE VIEW (\w+)", re.MULTILINE)
 
 
 def view_names() -> list[str]:
-    """The views: one per lake table, then those of sql/views.sql, in definition order."""
+    """The views: one per lake table, then those of sql/views/views.sql, in definition order."""
     return [*TABLES, *_VIEW_NAME.findall(read_sql(VIEWS_FILE))]
 
 

@@ -53,8 +53,8 @@ class BatchWriter:
         self._run("SET memory_limit = ?", [MEMORY_LIMIT])
         self._run("SET preserve_insertion_order = false")
         self._run("SET temp_directory = ?", [str(tx.staging / "spill")])
-        self._run(read_sql("tables.sql"))
-        self._run(read_sql("work_tables.sql"))
+        self._run(read_sql("schema/tables.sql"))
+        self._run(read_sql("ingest/work_tables.sql"))
         self.ingested_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
         self.staged_runs = 0
 
@@ -67,7 +67,7 @@ class BatchWriter:
         self.staged_runs += runs
         self._run("SET VARIABLE staging_files = ?", [files])
         self._run("SET VARIABLE ingested_at = ?", [self.ingested_at])
-        self._run(read_sql("ingest_batch.sql"))
+        self._run(read_sql("ingest/batch.sql"))
         crashpoint("ingest:batch-staged")
         for name in files:
             os.unlink(name)
@@ -87,7 +87,7 @@ class BatchWriter:
             staged = self._count("staged_runs")
         if staged:
             set_files(self.con, {"runs": self.tx.base.files("runs")})
-            for statement in statements("ingest_finish.sql"):
+            for statement in statements("ingest/finish.sql"):
                 self._run(statement)
         added = self._count("staged_runs")
         if added:
@@ -96,7 +96,7 @@ class BatchWriter:
             crashpoint("ingest:runs-written")
             # Materialized first: sorting the unnested rows straight into a partitioned write
             # ran out of memory at 1M runs (3M rows) under MEMORY_LIMIT; a table can spill.
-            self._run(f"CREATE TABLE staged_measurements AS {read_sql('ingest_measurements.sql')}")
+            self._run(f"CREATE TABLE staged_measurements AS {read_sql('ingest/measurements.sql')}")
             self._write_partitioned("measurements", "SELECT * FROM staged_measurements")
         return added, staged - added
 
@@ -149,7 +149,7 @@ class BatchWriter:
         set_files(self.con, {"serving_runs": self.tx.base.files("serving_runs")})
         self._run("SET VARIABLE serving_inputs = ?", [paths])
         self._run("SET VARIABLE ingested_at = ?", [self.ingested_at])
-        self._run(read_sql("ingest_serving.sql"))
+        self._run(read_sql("ingest/serving.sql"))
         added = self._count("serving_runs")
         if added:
             self._write_single("serving_runs")

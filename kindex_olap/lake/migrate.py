@@ -139,7 +139,7 @@ def _copy_tables(
                 continue
             con.execute("SET VARIABLE legacy_files = ?", [files]).fetchall()
             # Format-1 files hold every column, partition columns included; a column added to
-            # sql/tables.sql since reads as NULL (union_by_name), one removed is dropped.
+            # sql/schema/tables.sql since reads as NULL (union_by_name), one removed is dropped.
             present = {
                 row[0]
                 for row in con.execute(

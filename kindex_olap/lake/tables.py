@@ -4,7 +4,7 @@
 Partition columns (source, year of runs and measurements) are not inside Delta data files: a
 reader of a file list gets them from the folder names (hive partitioning, where `year` reads as
 BIGINT). `scan_sql` therefore names every column in the table's own order and casts the
-partition columns back to their declared types, so views keep the types of sql/tables.sql.
+partition columns back to their declared types, so views keep the types of sql/schema/tables.sql.
 
 This module must not import pyarrow at import time (the query path stays lean).
 """
@@ -46,7 +46,7 @@ def order_clause(table: str) -> str:
 
 def scan_sql(table: str, files: str) -> str:
     """A SELECT of `table`'s rows from the Parquet files of the SQL expression `files` (a
-    getvariable() or a literal list), with the columns and types of sql/tables.sql."""
+    getvariable() or a literal list), with the columns and types of sql/schema/tables.sql."""
     check_table(table)
     partitions = PARTITIONED.get(table)
     if partitions is None:

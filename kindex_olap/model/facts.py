@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 import orjson
@@ -13,7 +13,6 @@ from msgspec import UNSET
 from kindex_olap.model.canonical import canonical_json, plain_number, sorted_json
 
 if TYPE_CHECKING:
-    from kindex_olap.ingestion.sources import Document
     from kindex_olap.model.validate import Bundle, RunSpec
 
 
@@ -21,8 +20,23 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
 
+class Origin(Protocol):
+    """Where a run's document was read (ingestion's `sources.Document` is one): its file, its
+    line in a JSON Lines file, and a display name given beside it. A protocol, so that model/
+    needs nothing from ingestion/."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def line(self) -> int | None: ...
+
+    @property
+    def display(self) -> str | None: ...
+
+
 def run_facts(
-    bundle: Bundle, run_id: str, latency: dict[str, int], doc: Document, seq: int
+    bundle: Bundle, run_id: str, latency: dict[str, int], doc: Origin, seq: int
 ) -> dict[str, Any]:
     """What kindex adds to a run before DuckDB flattens it: identity, names, primary value."""
     spec = bundle.run.spec

@@ -3,7 +3,7 @@
 User text never reaches SQL text: every value is a bound `?` parameter, and every identifier
 comes from the fixed tables below (`VERB_SQL`, `_FILTER_COLUMNS`, `OPERATORS`).
 
-Each verb reads a table macro of sql/views.sql (the views are the same macros called without
+Each verb reads a table macro of sql/views/views.sql (the views are the same macros called without
 filters) and passes the kernel, environment and pass filters to it as bound lists: they then
 apply to the runs scan, before the latest-run ranking and the pair self-join, instead of after.
 """
@@ -70,7 +70,7 @@ _MEMORY = VerbSql(
     candidate_observed_at, baseline_observed_at""",
     order="kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at",
 )
-# summary: sql/summary.sql aggregates the selected speedups rows (bootstrap over shapes)
+# summary: sql/queries/summary.sql aggregates the selected speedups rows (bootstrap over shapes)
 _SUMMARY = VerbSql(
     view="speedups",
     select=f"""kernel, {_PASS}, gpu, form_factor, environment,
@@ -78,9 +78,9 @@ _SUMMARY = VerbSql(
     cases, geomean_speedup, geomean_lo, geomean_hi, verdict,
     min_speedup, max_speedup, share_faster, within_noise, single_timings""",
     order="kernel, pass, gpu, environment, metric, statistic, baseline, candidate",
-    template="summary.sql",
+    template="queries/summary.sql",
 )
-# noise: the model (sql/noise.sql), per environment and latency class
+# noise: the model (sql/views/noise.sql), per environment and latency class
 _NOISE = VerbSql(
     view="noise",
     select="""gpu, form_factor, environment, latency_class, pairs,
@@ -335,7 +335,7 @@ def _pair_clauses(where: _Where, query: Query, options: Options) -> None:
     if query.candidate:
         where.add("candidate = ?", query.candidate)
     else:
-        # liger where the cell holds liger, else every implementation (sql/views.sql)
+        # liger where the cell holds liger, else every implementation (sql/views/views.sql)
         where.add("default_candidate")
     if query.baseline:
         where.add("baseline = ?", query.baseline)
@@ -401,7 +401,7 @@ def _history(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> 
     scope = scope_arguments(query)
     table = answer(con, query.verb, scope, where.clauses, where.params, history)
     return QueryResult(
-        table.columns, table.rows, "(history: sql/history.sql, sql/history_points.sql)",
+        table.columns, table.rows, "(history: sql/views/history.sql, sql/views/history_points.sql)",
         (*scope, *where.params), table.notes, verb=query.verb,
     )  # fmt: skip
 
@@ -456,7 +456,7 @@ def _notes(query: Query, result: QueryResult, vocab: Vocabulary) -> list[str]:
     if reference:
         notes.append(
             f"baseline: {', '.join(reference)} (each cell's reference implementation: torch, "
-            "else huggingface, else the first of sql/views.sql's list)"
+            "else huggingface, else the first of sql/views/views.sql's list)"
         )
     if fastest:
         smallest = "smallest" if query.verb == "memory" else "fastest"

@@ -21,7 +21,7 @@ from kindex_olap.lake.store import TABLES, Lake, Snapshot, resolve_lake
 from kindex_olap.lake.tables import file_variable, scan_sql, set_files
 from kindex_olap.sqlfiles import read_sql, statements
 
-VIEWS_FILE = "views.sql"
+VIEWS_FILE = "views/views.sql"
 _VARIABLE = re.compile(r"getvariable\('([a-z_]+)_files'\)")
 
 
@@ -62,7 +62,7 @@ def table_views() -> str:
 
 def define_views(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
     """Set the *_files variables from `snapshot` and create the tables' views, then every view
-    of sql/views.sql."""
+    of sql/views/views.sql."""
     set_files(con, {table: snapshot.files(table) for table in TABLES})
     for table in TABLES:
         con.execute(_table_view(table)).fetchall()

@@ -8,11 +8,11 @@ into the newest version, with the correction over every series of the lake.
 
 The rules (docs/history.md says why, with measured false-alarm and detection rates):
 - a step is tested on two series: the implementation's latency and its speedup against the
-  cell's baseline (the same cell's baseline run nearest in time, as sql/history.sql pairs);
+  cell's baseline (the same cell's baseline run nearest in time, as sql/views/history.sql pairs);
 - it counts only when the change exceeds `threshold` (5 %);
 - a latency step that the baseline made too (same direction, the speedup within the
   threshold) is an `environment shift`: the machine moved, not the code;
-- noise: the noise model's (sql/noise.sql, issue 17): a point of several runs brings their
+- noise: the noise model's (sql/views/noise.sql, issue 17): a point of several runs brings their
   spread, a point of one run its share of its environment and latency class's floor (the 95th
   percentile of repeats' change); the step's noise (both points') is read as 1.96 standard
   errors (never one run's own p20/p80). The `rule` column names the floor's source
@@ -22,7 +22,7 @@ The rules (docs/history.md says why, with measured false-alarm and detection rat
 - every test's p-value goes through one Benjamini-Hochberg correction over everything the
   query tests (for `kindex check`, the whole lake), flagged at q <= ALPHA.
 
-SQL lives in sql/history.sql (runs with their nearest baseline) and sql/history_points.sql.
+SQL lives in sql/views/history.sql (runs with their nearest baseline) and sql/views/history_points.sql.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def select_runs(
         ).fetchall()
         noise.materialize(con, [row[0] for row in environments])
         if not _has_macro(con, "history_points"):
-            for statement in statements("history_points.sql"):
+            for statement in statements("views/history_points.sql"):
                 con.execute(statement).fetchall()
     except duckdb.Error as e:
         raise QueryError(f"history query failed: {e}") from e

@@ -1,6 +1,6 @@
 """The noise model's Python side: its settings and the once-per-connection model table.
 
-The model itself is SQL (sql/noise.sql, included into the views): replicate pairs, per
+The model itself is SQL (sql/views/noise.sql, included into the views): replicate pairs, per
 environment and latency class a floor (the 95th percentile of the run-to-run change of repeats of
 the same code) with the number of pairs behind it and its source, and the rule that widens a
 speedup's interval by both sides' noise. The settings are SQL macros there, the one set of
@@ -17,7 +17,7 @@ import duckdb
 
 from kindex_olap.sqlfiles import statements
 
-NOISE_FILE = "noise.sql"
+NOISE_FILE = "views/noise.sql"
 # The temp tables behind the views once materialize ran (each filled from its table macro
 # <view>_for(environments)), and the environments computed so far (ALL: every one).
 MODEL_TABLE = "noise_model_table"
@@ -45,7 +45,7 @@ class LatencyClass:
 
 @dataclass(frozen=True)
 class NoiseSettings:
-    """The constants of sql/noise.sql."""
+    """The constants of sql/views/noise.sql."""
 
     quantile: float
     min_pairs: int
@@ -77,7 +77,7 @@ _SETTING_MACROS = tuple(
 
 @cache
 def settings() -> NoiseSettings:
-    """The settings, read from sql/noise.sql's macros (a throwaway in-memory DuckDB)."""
+    """The settings, read from sql/views/noise.sql's macros (a throwaway in-memory DuckDB)."""
     con = duckdb.connect(":memory:")
     try:
         for statement in statements(NOISE_FILE):

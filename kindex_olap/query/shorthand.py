@@ -14,7 +14,7 @@ Grammar: a verb, then filters in any order.
              environment is selected and reported on its own
     pass     forward/fwd, backward/bwd, full
     A vs B   candidate A against baseline B (providers: liger, torch, huggingface/hf, ...);
-             default: liger against each cell's reference implementation (see sql/views.sql)
+             default: liger against each cell's reference implementation (see sql/views/views.sql)
     shape    AXIS OP NUMBER against workload axes (vocab=128256, tokens>=4096), or
              dtype=bf16 / shape=LABEL
     serving  (runs only) list the serving runs (MLPerf) instead of kernel runs; they are kept

@@ -81,7 +81,7 @@ def convert(path: Path, folder: Path, report: KernelIndexImport) -> Converter:
         converter.run(path)
     finally:
         writers.close(report)
-    write_dimensions(folder, index, converter)
+    write_dimensions(folder, index, converter.used, report)
     write_serving(folder, list(converter.serving.values()), report)
     return converter
 

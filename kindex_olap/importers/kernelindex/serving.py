@@ -9,10 +9,10 @@ from typing import Any
 
 import orjson
 
+from kindex_olap.importers.files import write_counted
 from kindex_olap.importers.kernelindex.documents import digest_or_none
 from kindex_olap.importers.kernelindex.read import Index, Row
 from kindex_olap.importers.kernelindex.report import KernelIndexImport
-from kindex_olap.importers.kernelindex.write import write_bytes_if_changed
 
 SERVING_FILE = "serving_runs.parquet"
 
@@ -115,5 +115,5 @@ def write_serving(folder: Path, rows: list[Row], report: KernelIndexImport) -> P
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
     path = folder / SERVING_FILE
-    write_bytes_if_changed(path, sink.getvalue().to_pybytes(), report)
+    write_counted(path, sink.getvalue().to_pybytes(), report)
     return path

@@ -4,12 +4,14 @@ table, each replaced only when its bytes change (re-importing leaves them untouc
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import orjson
 
-from kindex_olap.atomic import replace_if_changed, temporary_beside, write_if_changed
+from kindex_olap.atomic import replace_if_changed, temporary_beside
+from kindex_olap.importers.files import count_file, write_counted
 from kindex_olap.importers.kernelindex.documents import (
     digest_or_none,
     dimension_document,
@@ -19,9 +21,6 @@ from kindex_olap.importers.kernelindex.documents import (
 )
 from kindex_olap.importers.kernelindex.read import Index
 from kindex_olap.importers.kernelindex.report import KernelIndexImport
-
-if TYPE_CHECKING:
-    from kindex_olap.importers.kernelindex.runs import Converter
 
 
 class BundleWriters:
@@ -53,7 +52,7 @@ class BundleWriters:
         for final, tmp, handle, writer in self.open.values():
             writer.flush(zstd_end_frame())
             handle.close()
-            _count(report, replace_if_changed(tmp, final))
+            count_file(report, replace_if_changed(tmp, final))
         self.open.clear()
 
 
@@ -68,18 +67,6 @@ def _file_part(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:100] or "unknown"
 
 
-def write_bytes_if_changed(path: Path, data: bytes, report: KernelIndexImport) -> None:
-    """Write `data` to `path` atomically, leaving an identical file untouched; count it."""
-    _count(report, write_if_changed(path, data))
-
-
-def _count(report: KernelIndexImport, written: bool) -> None:
-    if written:
-        report.files_written += 1
-    else:
-        report.files_unchanged += 1
-
-
 _DIMENSION_LABELS = {
     "workloads": workload_labels,
     "implementations": implementation_labels,
@@ -87,14 +74,19 @@ _DIMENSION_LABELS = {
 }
 
 
-def write_dimensions(folder: Path, index: Index, converter: Converter) -> None:
-    """The dimension documents the runs reference, one zstd JSON Lines file per table."""
+def write_dimensions(
+    folder: Path,
+    index: Index,
+    used: Mapping[str, Mapping[str, str | None]],
+    report: KernelIndexImport,
+) -> None:
+    """The dimension documents the runs reference (`used`: table -> row id -> the source that
+    first used it, from the converter), one zstd JSON Lines file per table."""
     import zstandard
 
-    report = converter.report
     for table, labels_of in _DIMENSION_LABELS.items():
         docs: dict[str, bytes] = {}
-        for row_id, source in converter.used[table].items():
+        for row_id, source in used.get(table, {}).items():
             row = index.get(table, row_id)
             if row is None or not isinstance(row.get("manifest"), dict):
                 continue
@@ -103,5 +95,5 @@ def write_dimensions(folder: Path, index: Index, converter: Converter) -> None:
             docs.setdefault(digest, orjson.dumps(doc))
         body = b"".join(docs[d] + b"\n" for d in sorted(docs))
         data = zstandard.ZstdCompressor(level=3).compress(body)
-        write_bytes_if_changed(folder / f"{table}.jsonl.zst", data, report)
+        write_counted(folder / f"{table}.jsonl.zst", data, report)
         report.dimensions[table] = len(docs)

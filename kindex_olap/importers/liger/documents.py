@@ -4,6 +4,7 @@ hardware-only environments every Liger run shares."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kindex_olap.importers.liger import rules as R
@@ -111,36 +112,41 @@ def implementation(kernel: R.KernelSpec, provider: str, op_digest: str) -> Doc:
     return make_doc("ImplementationRevision", meta, spec)
 
 
+@dataclass(frozen=True)
+class _Probe:
+    """What a Liger protocol measures with: the values its two kinds differ in."""
+
+    timer: str
+    family: str
+    notes: str  # a template: {what} is the pass's wording
+    name: str  # the probe in the document's name
+    title: str  # the probe in its title (none for latency: KernelIndex's wording)
+
+
+# latency: KernelIndex's do_bench protocol; memory: kindex's peak-memory one (no timer: the probe
+# is torch.cuda.max_memory_allocated, metric memory, bytes)
+_LATENCY = _Probe("cuda_events", "liger_kernel_bench", R.PROTOCOL_NOTES_LATENCY, "do-bench", "")
+_MEMORY = _Probe(
+    "max_memory_allocated",
+    "liger_kernel_bench_memory",
+    R.PROTOCOL_NOTES_MEMORY,
+    "peak-memory",
+    "peak memory · ",
+)
+
+
 def protocol(mode: str, metric: str) -> Doc:
     """Per-pass protocol: KernelIndex's do_bench latency one, or kindex's peak-memory one."""
     what = R.MODES.get(mode) or R.EXTRA_MODES.get(mode) or mode
-    harness = {"name": "Liger-Kernel benchmark scripts", "repository": R.LIGER_REPO_URL}
-    if metric == "memory":
-        spec = {
-            "harness": harness,
-            # no timer: the probe is torch.cuda.max_memory_allocated (metric memory, bytes)
-            "measurement": {"timer": "max_memory_allocated", "primaryStatistic": "median"},
-            "comparability": {
-                "family": "liger_kernel_bench_memory",
-                "notes": R.PROTOCOL_NOTES_MEMORY.format(what=what),
-            },
-        }
-        meta = {
-            "name": kebab(f"liger-bench-peak-memory-{mode}"),
-            "title": f"Liger benchmark harness · peak memory · {mode} pass",
-        }
-        return make_doc("BenchmarkProtocol", meta, spec)
+    probe = _MEMORY if metric == "memory" else _LATENCY
     spec = {
-        "harness": harness,
-        "measurement": {"timer": "cuda_events", "primaryStatistic": "median"},
-        "comparability": {
-            "family": "liger_kernel_bench",
-            "notes": R.PROTOCOL_NOTES_LATENCY.format(what=what),
-        },
+        "harness": {"name": "Liger-Kernel benchmark scripts", "repository": R.LIGER_REPO_URL},
+        "measurement": {"timer": probe.timer, "primaryStatistic": "median"},
+        "comparability": {"family": probe.family, "notes": probe.notes.format(what=what)},
     }
     meta = {
-        "name": kebab(f"liger-bench-do-bench-{mode}"),
-        "title": f"Liger benchmark harness · {mode} pass",
+        "name": kebab(f"liger-bench-{probe.name}-{mode}"),
+        "title": f"Liger benchmark harness · {probe.title}{mode} pass",
     }
     return make_doc("BenchmarkProtocol", meta, spec)
 

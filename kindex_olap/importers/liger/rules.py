@@ -114,53 +114,55 @@ def num_equals(value: object, expected: float) -> bool:
 def rows_hidden(with_eps: bool) -> Binder:
     """{M, dtype[, eps]} configs with the hidden size swept as H or N."""
 
-    def bind(x: int, x_name: str, cfg: Config) -> Binding | None:
+    def bind(x_value: int, x_name: str, cfg: Config) -> Binding | None:
         rows, dtype = pos_int(cfg.get("M")), dtype_of(cfg.get("dtype"))
         epsilon = pos_float(cfg.get("eps")) if with_eps else None
         if not rows or not dtype or (with_eps and not epsilon):
             return None
         if x_name not in ("H", "N"):
             return None
-        return Binding({"rows": rows, "hidden": x}, dtype, {"eps": epsilon} if epsilon else None)
+        return Binding(
+            {"rows": rows, "hidden": x_value}, dtype, {"eps": epsilon} if epsilon else None
+        )
 
     return bind
 
 
-def tokens_vocab_fp32(x: int, x_name: str, cfg: Config) -> Binding | None:
+def tokens_vocab_fp32(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """{B, T} configs with the vocabulary swept; the benchmarks generate fp32 inputs."""
     batch, seq = pos_int(cfg.get("B")), pos_int(cfg.get("T"))
     if not batch or not seq or x_name != "V":
         return None
-    return Binding({"tokens": batch * seq, "vocab": x}, "fp32")
+    return Binding({"tokens": batch * seq, "vocab": x_value}, "fp32")
 
 
-def bind_jsd(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_jsd(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """jsd: the V-sweep era ({B, T}) or the BT-sweep era ({vocab_size})."""
     if x_name == "V":
-        return tokens_vocab_fp32(x, x_name, cfg)
+        return tokens_vocab_fp32(x_value, x_name, cfg)
     if x_name == "BT":
         vocab = pos_int(cfg.get("vocab_size"))
-        return Binding({"tokens": x, "vocab": vocab}, "fp32") if vocab else None
+        return Binding({"tokens": x_value, "vocab": vocab}, "fp32") if vocab else None
     return None
 
 
-def bind_embedding(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_embedding(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """embedding: {B, T, D, dtype} with the vocabulary swept."""
     batch, seq, hidden = pos_int(cfg.get("B")), pos_int(cfg.get("T")), pos_int(cfg.get("D"))
     dtype = dtype_of(cfg.get("dtype"))
     if not batch or not seq or not hidden or not dtype or x_name != "V":
         return None
-    return Binding({"batch": batch, "seq": seq, "hidden": hidden, "vocab": x}, dtype)
+    return Binding({"batch": batch, "seq": seq, "hidden": hidden, "vocab": x_value}, dtype)
 
 
-def bind_rope(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_rope(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """rope / llama4_rope: heads and dtype fixed, seq (T) or hidden (H) swept."""
     q_heads, kv_heads = pos_int(cfg.get("num_q_heads")), pos_int(cfg.get("num_kv_heads"))
     dtype = dtype_of(cfg.get("dtype"))
     if not q_heads or not kv_heads or not dtype:
         return None
-    seq = x if x_name == "T" else pos_int(cfg.get("seq_len"))
-    hidden = x if x_name == "H" else pos_int(cfg.get("hidden_size"))
+    seq = x_value if x_name == "T" else pos_int(cfg.get("seq_len"))
+    hidden = x_value if x_name == "H" else pos_int(cfg.get("hidden_size"))
     if not seq or not hidden or hidden % q_heads != 0:
         return None
     return Binding({"seq": seq, "hidden": hidden, "q_heads": q_heads, "kv_heads": kv_heads}, dtype)
@@ -169,7 +171,7 @@ def bind_rope(x: int, x_name: str, cfg: Config) -> Binding | None:
 def mlp(batch_key: str, act: str) -> Binder:
     """SwiGLU/GeGLU MLP configs: batch, hidden, intermediate, dtype, activation; T swept."""
 
-    def bind(x: int, x_name: str, cfg: Config) -> Binding | None:
+    def bind(x_value: int, x_name: str, cfg: Config) -> Binding | None:
         batch = pos_int(cfg.get(batch_key))
         hidden, inter = pos_int(cfg.get("hidden_size")), pos_int(cfg.get("intermediate_size"))
         dtype = dtype_of(cfg.get("dtype"))
@@ -177,81 +179,84 @@ def mlp(batch_key: str, act: str) -> Binder:
             return None
         if x_name != "T" or cfg.get("hidden_act") != act:
             return None
-        return Binding({"batch": batch, "seq": x, "hidden": hidden, "intermediate": inter}, dtype)
+        return Binding(
+            {"batch": batch, "seq": x_value, "hidden": hidden, "intermediate": inter}, dtype
+        )
 
     return bind
 
 
-def bind_relu_squared(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_relu_squared(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """relu_squared: {M, dtype} with N swept."""
     rows, dtype = pos_int(cfg.get("M")), dtype_of(cfg.get("dtype"))
     if not rows or not dtype or x_name != "N":
         return None
-    return Binding({"rows": rows, "hidden": x}, dtype)
+    return Binding({"rows": rows, "hidden": x_value}, dtype)
 
 
-def bind_group_norm(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_group_norm(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """group_norm: {M, H, channels_per_group, dtype, eps} with channels (C) swept."""
     batch, hidden = pos_int(cfg.get("M")), pos_int(cfg.get("H"))
     per_group, dtype = pos_int(cfg.get("channels_per_group")), dtype_of(cfg.get("dtype"))
     epsilon = pos_float(cfg.get("eps"))
     if not batch or not hidden or not per_group or not dtype or not epsilon:
         return None
-    if x_name != "C" or x % per_group != 0:
+    if x_name != "C" or x_value % per_group != 0:
         return None
-    axes = {"batch": batch, "channels": x, "hidden": hidden, "channels_per_group": per_group}
+    axes = {"batch": batch, "channels": x_value, "hidden": hidden, "channels_per_group": per_group}
     return Binding(axes, dtype, {"eps": epsilon})
 
 
-def bind_sparsemax(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_sparsemax(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """sparsemax: {B, T, dtype, dim=-1} with the feature size (V) swept."""
     batch, seq, dtype = pos_int(cfg.get("B")), pos_int(cfg.get("T")), dtype_of(cfg.get("dtype"))
     if not batch or not seq or not dtype:
         return None
     if x_name != "V" or not num_equals(cfg.get("dim"), -1):
         return None
-    return Binding({"tokens": batch * seq, "features": x}, dtype)
+    return Binding({"tokens": batch * seq, "features": x_value}, dtype)
 
 
-def bind_megatron_rms_norm(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_megatron_rms_norm(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """megatron_rms_norm: {S, B}, bf16, hidden (H) swept, eps fixed at 1e-6."""
     seq, batch = pos_int(cfg.get("S")), pos_int(cfg.get("B"))
     if not seq or not batch or x_name != "H":
         return None
-    return Binding({"seq": seq, "batch": batch, "hidden": x}, "bf16", {"eps": 1e-6})
+    return Binding({"seq": seq, "batch": batch, "hidden": x_value}, "bf16", {"eps": 1e-6})
 
 
-def bind_megatron_swiglu(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_megatron_swiglu(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """megatron_swiglu: {S, B}, bf16, per-rank FFN size (ffn_local) swept."""
     seq, batch = pos_int(cfg.get("S")), pos_int(cfg.get("B"))
     if not seq or not batch or x_name != "ffn_local":
         return None
-    return Binding({"seq": seq, "batch": batch, "ffn": x}, "bf16")
+    return Binding({"seq": seq, "batch": batch, "ffn": x_value}, "bf16")
 
 
-def bind_megatron_ce(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_megatron_ce(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """megatron_cross_entropy: {S, B, TP=1}, bf16, vocab (V) swept."""
     seq, batch = pos_int(cfg.get("S")), pos_int(cfg.get("B"))
     if not seq or not batch or x_name != "V" or not num_equals(cfg.get("TP"), 1):
         return None
-    return Binding({"seq": seq, "batch": batch, "vocab": x}, "bf16")
+    return Binding({"seq": seq, "batch": batch, "vocab": x_value}, "bf16")
 
 
-def bind_fused_moe(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_fused_moe(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """fused_moe: {H, intermediate_dim, K, dtype} with tokens (T) or experts (E) swept."""
     hidden, inter = pos_int(cfg.get("H")), pos_int(cfg.get("intermediate_dim"))
-    k, dtype = pos_int(cfg.get("K")), dtype_of(cfg.get("dtype"))
-    if not hidden or not inter or not k or not dtype:
+    top_k, dtype = pos_int(cfg.get("K")), dtype_of(cfg.get("dtype"))
+    if not hidden or not inter or not top_k or not dtype:
         return None
-    tokens = x if x_name == "T" else pos_int(cfg.get("T"))
-    experts = x if x_name == "E" else pos_int(cfg.get("E"))
+    tokens = x_value if x_name == "T" else pos_int(cfg.get("T"))
+    experts = x_value if x_name == "E" else pos_int(cfg.get("E"))
     if not tokens or not experts or x_name not in ("T", "E"):
         return None
-    axes = {"tokens": tokens, "hidden": hidden, "intermediate": inter, "experts": experts, "k": k}
+    axes = {"tokens": tokens, "hidden": hidden, "intermediate": inter, "experts": experts}
+    axes["k"] = top_k
     return Binding(axes, dtype)
 
 
-def bind_neighborhood(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_neighborhood(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """fused_neighborhood_attention: module config with seq_len swept and bias on."""
     batch, hidden = pos_int(cfg.get("batch_size")), pos_int(cfg.get("hidden_size"))
     heads, kernel = pos_int(cfg.get("num_heads")), pos_int(cfg.get("kernel_size"))
@@ -260,50 +265,51 @@ def bind_neighborhood(x: int, x_name: str, cfg: Config) -> Binding | None:
         return None
     if x_name != "seq_len" or cfg.get("bias") is not True or hidden % heads != 0:
         return None
-    axes = {"batch": batch, "seq": x, "hidden": hidden, "heads": heads}
+    axes = {"batch": batch, "seq": x_value, "hidden": hidden, "heads": heads}
     axes.update({"kernel_size": kernel, "dilation": dilation})
     return Binding(axes, dtype)
 
 
-def bind_mta(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_mta(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """(sparse_)multi_token_attention: {B, C_in, C_out, K, dtype, groups=1, bias}, L swept."""
     batch, heads_in = pos_int(cfg.get("B")), pos_int(cfg.get("C_in"))
-    heads_out, k = pos_int(cfg.get("C_out")), pos_int(cfg.get("K"))
+    heads_out, kernel_size = pos_int(cfg.get("C_out")), pos_int(cfg.get("K"))
     dtype = dtype_of(cfg.get("dtype"))
-    if not batch or not heads_in or not heads_out or not k or not dtype:
+    if not batch or not heads_in or not heads_out or not kernel_size or not dtype:
         return None
     if x_name != "L" or not num_equals(cfg.get("groups"), 1) or cfg.get("bias") is not True:
         return None
-    axes = {"batch": batch, "heads_in": heads_in, "heads_out": heads_out, "seq": x, "k": k}
+    axes = {"batch": batch, "heads_in": heads_in, "heads_out": heads_out, "seq": x_value}
+    axes["k"] = kernel_size
     return Binding(axes, dtype)
 
 
-def bind_lm_head(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_lm_head(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """fused_linear_cross_entropy: {H, V, dtype} with tokens (BT) swept."""
     hidden, vocab, dtype = pos_int(cfg.get("H")), pos_int(cfg.get("V")), dtype_of(cfg.get("dtype"))
     if not hidden or not vocab or not dtype or x_name != "BT":
         return None
-    return Binding({"tokens": x, "hidden": hidden, "vocab": vocab}, dtype)
+    return Binding({"tokens": x_value, "hidden": hidden, "vocab": vocab}, dtype)
 
 
-def bind_fused_linear_jsd(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_fused_linear_jsd(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """fused_linear_jsd: like the LM-head losses, plus the fixed beta 0.5."""
-    bound = bind_lm_head(x, x_name, cfg)
+    bound = bind_lm_head(x_value, x_name, cfg)
     return Binding(bound.axes, bound.dtype, {"beta": 0.5}) if bound else None
 
 
-def bind_preference(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_preference(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """orpo/cpo/simpo: {T, H, V, dtype} with the batch (B) swept."""
     seq, hidden, vocab = pos_int(cfg.get("T")), pos_int(cfg.get("H")), pos_int(cfg.get("V"))
     dtype = dtype_of(cfg.get("dtype"))
     if not seq or not hidden or not vocab or not dtype or x_name != "B":
         return None
-    return Binding({"batch": x, "seq": seq, "hidden": hidden, "vocab": vocab}, dtype)
+    return Binding({"batch": x_value, "seq": seq, "hidden": hidden, "vocab": vocab}, dtype)
 
 
-def bind_kto(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_kto(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """kto_loss: preference config plus bias=true and a numeric beta scalar."""
-    bound = bind_preference(x, x_name, cfg)
+    bound = bind_preference(x_value, x_name, cfg)
     beta = cfg.get("beta")
     if not isinstance(beta, int | float):
         return None
@@ -312,7 +318,7 @@ def bind_kto(x: int, x_name: str, cfg: Config) -> Binding | None:
     return Binding(bound.axes, bound.dtype, {"beta": beta})
 
 
-def bind_distill(x: int, x_name: str, cfg: Config) -> Binding | None:
+def bind_distill(x_value: int, x_name: str, cfg: Config) -> Binding | None:
     """distill_*_loss: {H, V, dtype, bias=false, weights}, tokens (BT) swept, even H."""
     hidden, vocab, dtype = pos_int(cfg.get("H")), pos_int(cfg.get("V")), dtype_of(cfg.get("dtype"))
     hard, soft = cfg.get("weight_hard_loss"), cfg.get("weight_soft_loss")
@@ -325,67 +331,66 @@ def bind_distill(x: int, x_name: str, cfg: Config) -> Binding | None:
     if not is_number(hard) or not is_number(soft):
         return None
     scalars = {"weight_hard_loss": hard, "weight_soft_loss": soft}
-    return Binding({"tokens": x, "hidden": hidden, "vocab": vocab}, dtype, scalars)
+    return Binding({"tokens": x_value, "hidden": hidden, "vocab": vocab}, dtype, scalars)
 
 
 def grpo(level: str) -> Binder:
     """GRPO losses: {T, V, dtype, importance_sampling_level} with the batch (B) swept."""
 
-    def bind(x: int, x_name: str, cfg: Config) -> Binding | None:
+    def bind(x_value: int, x_name: str, cfg: Config) -> Binding | None:
         seq, vocab, dtype = pos_int(cfg.get("T")), pos_int(cfg.get("V")), dtype_of(cfg.get("dtype"))
         if not seq or not vocab or not dtype or x_name != "B":
             return None
         if cfg.get("importance_sampling_level") != level:
             return None
-        return Binding({"batch": x, "seq": seq, "vocab": vocab}, dtype)
+        return Binding({"batch": x_value, "seq": seq, "vocab": vocab}, dtype)
 
     return bind
 
 
 # --- the curated kernel table -------------------------------------------------------------
 
-T = Tensor
 ROWS_HIDDEN = ("rows", "hidden")
-BSH = ("batch", "seq", "hidden")
-TV = ("tokens", "vocab")
-SCALAR_LOSS = (T("loss", (1,)),)
+BATCH_SEQ_HIDDEN = ("batch", "seq", "hidden")
+TOKENS_VOCAB = ("tokens", "vocab")
+SCALAR_LOSS = (Tensor("loss", (1,)),)
 MLP_INPUTS = (
-    T("x", BSH),
-    T("w_gate", ("intermediate", "hidden")),
-    T("w_up", ("intermediate", "hidden")),
-    T("w_down", ("hidden", "intermediate")),
+    Tensor("x", BATCH_SEQ_HIDDEN),
+    Tensor("w_gate", ("intermediate", "hidden")),
+    Tensor("w_up", ("intermediate", "hidden")),
+    Tensor("w_down", ("hidden", "intermediate")),
 )
 PREFERENCE_INPUTS = (
-    T("x", BSH),
-    T("weight", ("vocab", "hidden")),
-    T("target", ("batch", "seq"), "int64"),
+    Tensor("x", BATCH_SEQ_HIDDEN),
+    Tensor("weight", ("vocab", "hidden")),
+    Tensor("target", ("batch", "seq"), "int64"),
 )
 DISTILL_INPUTS = (
-    T("student_input", ("tokens", "student_hidden")),
-    T("student_weight", ("vocab", "student_hidden")),
-    T("teacher_input", ("tokens", "hidden")),
-    T("teacher_weight", ("vocab", "hidden")),
-    T("target", ("tokens",), "int64"),
+    Tensor("student_input", ("tokens", "student_hidden")),
+    Tensor("student_weight", ("vocab", "student_hidden")),
+    Tensor("teacher_input", ("tokens", "hidden")),
+    Tensor("teacher_weight", ("vocab", "hidden")),
+    Tensor("target", ("tokens",), "int64"),
 )
 MTA_INPUTS = (
-    T("scores", ("batch", "heads_in", "seq", "seq")),
-    T("weight", ("heads_out", "heads_in", "k", "k")),
-    T("bias", ("heads_out",)),
+    Tensor("scores", ("batch", "heads_in", "seq", "seq")),
+    Tensor("weight", ("heads_out", "heads_in", "k", "k")),
+    Tensor("bias", ("heads_out",)),
 )
-MTA_OUTPUTS = (T("y", ("batch", "heads_out", "seq", "seq")),)
+MTA_OUTPUTS = (Tensor("y", ("batch", "heads_out", "seq", "seq")),)
 GRPO_INPUTS = (
-    T("logits", ("batch", "seq_next", "vocab")),
-    T("completion_ids", ("batch", "seq"), "int64"),
-    T("advantages", ("batch",)),
+    Tensor("logits", ("batch", "seq_next", "vocab")),
+    Tensor("completion_ids", ("batch", "seq"), "int64"),
+    Tensor("advantages", ("batch",)),
 )
 ROPE_Q = (1, "q_heads", "seq", "head_dim")
 ROPE_K = (1, "kv_heads", "seq", "head_dim")
-L4_Q = (1, "seq", "q_heads", "head_dim")
-L4_K = (1, "seq", "kv_heads", "head_dim")
-SBH = ("seq", "batch", "hidden")
+LLAMA4_Q = (1, "seq", "q_heads", "head_dim")
+LLAMA4_K = (1, "seq", "kv_heads", "head_dim")
+SEQ_BATCH_HIDDEN = ("seq", "batch", "hidden")
 
 
-def _k(
+def _kernel(
     csv: str,
     slug: str,
     family: str,
@@ -400,115 +405,115 @@ def _k(
 
 
 CURATED_KERNELS: tuple[KernelSpec, ...] = (
-    _k("rms_norm", "liger-rms-norm", "rmsnorm", "RMSNorm",
-       (T("x", ROWS_HIDDEN), T("weight", ("hidden",))), (T("y", ROWS_HIDDEN),),
+    _kernel("rms_norm", "liger-rms-norm", "rmsnorm", "RMSNorm",
+       (Tensor("x", ROWS_HIDDEN), Tensor("weight", ("hidden",))), (Tensor("y", ROWS_HIDDEN),),
        rows_hidden(True)),
-    _k("fused_add_rms_norm", "liger-fused-add-rms-norm", "rmsnorm", "Fused add + RMSNorm",
-       (T("x", ROWS_HIDDEN), T("residual", ROWS_HIDDEN), T("weight", ("hidden",))),
-       (T("y", ROWS_HIDDEN), T("residual_out", ROWS_HIDDEN)), rows_hidden(True)),
-    _k("layer_norm", "liger-layer-norm", "layernorm", "LayerNorm",
-       (T("x", ROWS_HIDDEN), T("weight", ("hidden",)), T("bias", ("hidden",))),
-       (T("y", ROWS_HIDDEN),), rows_hidden(True)),
-    _k("softmax", "liger-softmax", "softmax", "Softmax",
-       (T("x", ROWS_HIDDEN),), (T("y", ROWS_HIDDEN),), rows_hidden(False)),
-    _k("cross_entropy", "liger-cross-entropy", "cross-entropy", "Cross-entropy loss",
-       (T("logits", TV), T("target", ("tokens",), "int64")), SCALAR_LOSS, tokens_vocab_fp32),
-    _k("jsd", "liger-jsd", "jsd", "Jensen-Shannon divergence loss",
-       (T("student_log_probs", TV), T("teacher_log_probs", TV)), SCALAR_LOSS, bind_jsd),
-    _k("embedding", "liger-embedding", "embedding", "Embedding lookup",
-       (T("input_ids", ("batch", "seq"), "int64"), T("weight", ("vocab", "hidden"))),
-       (T("y", BSH),), bind_embedding),
-    _k("rope", "liger-rope", "rope", "Rotary position embedding",
-       (T("q", ROPE_Q), T("k", ROPE_K)), (T("q_out", ROPE_Q), T("k_out", ROPE_K)),
+    _kernel("fused_add_rms_norm", "liger-fused-add-rms-norm", "rmsnorm", "Fused add + RMSNorm",
+       (Tensor("x", ROWS_HIDDEN), Tensor("residual", ROWS_HIDDEN), Tensor("weight", ("hidden",))),
+       (Tensor("y", ROWS_HIDDEN), Tensor("residual_out", ROWS_HIDDEN)), rows_hidden(True)),
+    _kernel("layer_norm", "liger-layer-norm", "layernorm", "LayerNorm",
+       (Tensor("x", ROWS_HIDDEN), Tensor("weight", ("hidden",)), Tensor("bias", ("hidden",))),
+       (Tensor("y", ROWS_HIDDEN),), rows_hidden(True)),
+    _kernel("softmax", "liger-softmax", "softmax", "Softmax",
+       (Tensor("x", ROWS_HIDDEN),), (Tensor("y", ROWS_HIDDEN),), rows_hidden(False)),
+    _kernel("cross_entropy", "liger-cross-entropy", "cross-entropy", "Cross-entropy loss",
+       (Tensor("logits", TOKENS_VOCAB), Tensor("target", ("tokens",), "int64")), SCALAR_LOSS, tokens_vocab_fp32),
+    _kernel("jsd", "liger-jsd", "jsd", "Jensen-Shannon divergence loss",
+       (Tensor("student_log_probs", TOKENS_VOCAB), Tensor("teacher_log_probs", TOKENS_VOCAB)), SCALAR_LOSS, bind_jsd),
+    _kernel("embedding", "liger-embedding", "embedding", "Embedding lookup",
+       (Tensor("input_ids", ("batch", "seq"), "int64"), Tensor("weight", ("vocab", "hidden"))),
+       (Tensor("y", BATCH_SEQ_HIDDEN),), bind_embedding),
+    _kernel("rope", "liger-rope", "rope", "Rotary position embedding",
+       (Tensor("q", ROPE_Q), Tensor("k", ROPE_K)), (Tensor("q_out", ROPE_Q), Tensor("k_out", ROPE_K)),
        bind_rope, head_dim="hidden // q_heads"),
-    _k("swiglu", "liger-swiglu", "swiglu", "SwiGLU MLP", MLP_INPUTS, (T("y", BSH),),
+    _kernel("swiglu", "liger-swiglu", "swiglu", "SwiGLU MLP", MLP_INPUTS, (Tensor("y", BATCH_SEQ_HIDDEN),),
        mlp("B", "silu")),
-    _k("geglu", "liger-geglu", "geglu", "GeGLU MLP", MLP_INPUTS, (T("y", BSH),),
+    _kernel("geglu", "liger-geglu", "geglu", "GeGLU MLP", MLP_INPUTS, (Tensor("y", BATCH_SEQ_HIDDEN),),
        mlp("bsz", "gelu_pytorch_tanh")),
     # second tranche: norms, activations, attention variants, MoE, Megatron layouts
-    _k("relu_squared", "liger-relu-squared", "relu-squared", "ReLU squared",
-       (T("x", ROWS_HIDDEN),), (T("y", ROWS_HIDDEN),), bind_relu_squared),
-    _k("group_norm", "liger-group-norm", "groupnorm", "GroupNorm",
-       (T("x", ("batch", "channels", "hidden")), T("weight", ("channels",)),
-        T("bias", ("channels",))),
-       (T("y", ("batch", "channels", "hidden")),), bind_group_norm,
+    _kernel("relu_squared", "liger-relu-squared", "relu-squared", "ReLU squared",
+       (Tensor("x", ROWS_HIDDEN),), (Tensor("y", ROWS_HIDDEN),), bind_relu_squared),
+    _kernel("group_norm", "liger-group-norm", "groupnorm", "GroupNorm",
+       (Tensor("x", ("batch", "channels", "hidden")), Tensor("weight", ("channels",)),
+        Tensor("bias", ("channels",))),
+       (Tensor("y", ("batch", "channels", "hidden")),), bind_group_norm,
        groups="channels // channels_per_group"),
-    _k("sparsemax", "liger-sparsemax", "sparsemax", "Sparsemax",
-       (T("x", ("tokens", "features")),), (T("y", ("tokens", "features")),), bind_sparsemax),
-    _k("llama4_rope", "liger-llama4-rope", "rope", "Llama 4 rotary position embedding",
-       (T("q", L4_Q), T("k", L4_K)), (T("q_out", L4_Q), T("k_out", L4_K)),
+    _kernel("sparsemax", "liger-sparsemax", "sparsemax", "Sparsemax",
+       (Tensor("x", ("tokens", "features")),), (Tensor("y", ("tokens", "features")),), bind_sparsemax),
+    _kernel("llama4_rope", "liger-llama4-rope", "rope", "Llama 4 rotary position embedding",
+       (Tensor("q", LLAMA4_Q), Tensor("k", LLAMA4_K)), (Tensor("q_out", LLAMA4_Q), Tensor("k_out", LLAMA4_K)),
        bind_rope, head_dim="hidden // q_heads"),
-    _k("megatron_rms_norm", "liger-megatron-rms-norm", "rmsnorm", "RMSNorm, Megatron layout",
-       (T("x", SBH), T("weight", ("hidden",))), (T("y", SBH),), bind_megatron_rms_norm),
-    _k("megatron_swiglu", "liger-megatron-swiglu", "swiglu",
+    _kernel("megatron_rms_norm", "liger-megatron-rms-norm", "rmsnorm", "RMSNorm, Megatron layout",
+       (Tensor("x", SEQ_BATCH_HIDDEN), Tensor("weight", ("hidden",))), (Tensor("y", SEQ_BATCH_HIDDEN),), bind_megatron_rms_norm),
+    _kernel("megatron_swiglu", "liger-megatron-swiglu", "swiglu",
        "SwiGLU activation, Megatron layout",
-       (T("y", ("seq", "batch", "ffn_double")),), (T("out", ("seq", "batch", "ffn")),),
+       (Tensor("y", ("seq", "batch", "ffn_double")),), (Tensor("out", ("seq", "batch", "ffn")),),
        bind_megatron_swiglu, ffn_double="ffn * 2"),
-    _k("megatron_cross_entropy", "liger-megatron-cross-entropy", "cross-entropy",
+    _kernel("megatron_cross_entropy", "liger-megatron-cross-entropy", "cross-entropy",
        "Vocab-parallel cross-entropy, Megatron layout",
-       (T("logits", ("seq", "batch", "vocab")), T("target", ("seq", "batch"), "int64")),
-       (T("loss", ("seq", "batch"), "fp32"),), bind_megatron_ce),
-    _k("fused_moe", "liger-fused-moe", "moe", "Fused MoE expert MLP",
-       (T("x", ("tokens", "hidden")),
-        T("gate_up_proj", ("experts", "intermediate_double", "hidden")),
-        T("down_proj", ("experts", "hidden", "intermediate")),
-        T("top_k_index", ("tokens", "k"), "int32"),
-        T("top_k_weights", ("tokens", "k"))),
-       (T("y", ("tokens", "hidden")),), bind_fused_moe,
+       (Tensor("logits", ("seq", "batch", "vocab")), Tensor("target", ("seq", "batch"), "int64")),
+       (Tensor("loss", ("seq", "batch"), "fp32"),), bind_megatron_ce),
+    _kernel("fused_moe", "liger-fused-moe", "moe", "Fused MoE expert MLP",
+       (Tensor("x", ("tokens", "hidden")),
+        Tensor("gate_up_proj", ("experts", "intermediate_double", "hidden")),
+        Tensor("down_proj", ("experts", "hidden", "intermediate")),
+        Tensor("top_k_index", ("tokens", "k"), "int32"),
+        Tensor("top_k_weights", ("tokens", "k"))),
+       (Tensor("y", ("tokens", "hidden")),), bind_fused_moe,
        intermediate_double="intermediate * 2"),
-    _k("fused_neighborhood_attention", "liger-fused-neighborhood-attention",
+    _kernel("fused_neighborhood_attention", "liger-fused-neighborhood-attention",
        "neighborhood-attention", "Fused neighborhood attention",
-       (T("hidden_states", BSH),
-        *(T(f"{p}_weight", ("hidden", "hidden")) for p in ("q", "k", "v", "out")),
-        *(T(f"{p}_bias", ("hidden",)) for p in ("q", "k", "v", "out"))),
-       (T("y", BSH),), bind_neighborhood, head_dim="hidden // heads"),
-    _k("multi_token_attention", "liger-multi-token-attention", "multi-token-attention",
+       (Tensor("hidden_states", BATCH_SEQ_HIDDEN),
+        *(Tensor(f"{projection}_weight", ("hidden", "hidden")) for projection in ("q", "k", "v", "out")),
+        *(Tensor(f"{projection}_bias", ("hidden",)) for projection in ("q", "k", "v", "out"))),
+       (Tensor("y", BATCH_SEQ_HIDDEN),), bind_neighborhood, head_dim="hidden // heads"),
+    _kernel("multi_token_attention", "liger-multi-token-attention", "multi-token-attention",
        "Multi-token attention", MTA_INPUTS, MTA_OUTPUTS, bind_mta),
-    _k("sparse_multi_token_attention", "liger-sparse-multi-token-attention",
+    _kernel("sparse_multi_token_attention", "liger-sparse-multi-token-attention",
        "multi-token-attention", "Sparse multi-token attention", MTA_INPUTS, MTA_OUTPUTS,
        bind_mta),
-    _k("tiled_swiglu", "liger-tiled-swiglu", "swiglu", "SwiGLU MLP (tiled benchmark)",
-       MLP_INPUTS, (T("y", BSH),), mlp("bsz", "silu")),
-    _k("tiled_geglu", "liger-tiled-geglu", "geglu", "GeGLU MLP (tiled benchmark)",
-       MLP_INPUTS, (T("y", BSH),), mlp("bsz", "gelu_pytorch_tanh")),
+    _kernel("tiled_swiglu", "liger-tiled-swiglu", "swiglu", "SwiGLU MLP (tiled benchmark)",
+       MLP_INPUTS, (Tensor("y", BATCH_SEQ_HIDDEN),), mlp("bsz", "silu")),
+    _kernel("tiled_geglu", "liger-tiled-geglu", "geglu", "GeGLU MLP (tiled benchmark)",
+       MLP_INPUTS, (Tensor("y", BATCH_SEQ_HIDDEN),), mlp("bsz", "gelu_pytorch_tanh")),
     # loss tranche: divergences, fused LM-head losses, distillation, preference, GRPO
-    _k("kl_div", "liger-kl-div", "kl-divergence", "KL-divergence loss",
-       (T("log_probs", TV), T("target_probs", TV)), SCALAR_LOSS, tokens_vocab_fp32),
-    _k("tvd", "liger-tvd", "tvd", "Total variation distance loss",
-       (T("p", TV), T("q", TV)), SCALAR_LOSS, tokens_vocab_fp32),
-    _k("fused_linear_cross_entropy", "liger-fused-linear-cross-entropy", "cross-entropy",
+    _kernel("kl_div", "liger-kl-div", "kl-divergence", "KL-divergence loss",
+       (Tensor("log_probs", TOKENS_VOCAB), Tensor("target_probs", TOKENS_VOCAB)), SCALAR_LOSS, tokens_vocab_fp32),
+    _kernel("tvd", "liger-tvd", "tvd", "Total variation distance loss",
+       (Tensor("p", TOKENS_VOCAB), Tensor("q", TOKENS_VOCAB)), SCALAR_LOSS, tokens_vocab_fp32),
+    _kernel("fused_linear_cross_entropy", "liger-fused-linear-cross-entropy", "cross-entropy",
        "Fused linear + cross-entropy",
-       (T("x", ("tokens", "hidden")), T("weight", ("vocab", "hidden")),
-        T("target", ("tokens",), "int64")), SCALAR_LOSS, bind_lm_head),
-    _k("fused_linear_jsd", "liger-fused-linear-jsd", "jsd", "Fused linear + JSD",
-       (T("student_input", ("tokens", "hidden")), T("student_weight", ("vocab", "hidden")),
-        T("teacher_input", ("tokens", "hidden")), T("teacher_weight", ("vocab", "hidden"))),
+       (Tensor("x", ("tokens", "hidden")), Tensor("weight", ("vocab", "hidden")),
+        Tensor("target", ("tokens",), "int64")), SCALAR_LOSS, bind_lm_head),
+    _kernel("fused_linear_jsd", "liger-fused-linear-jsd", "jsd", "Fused linear + JSD",
+       (Tensor("student_input", ("tokens", "hidden")), Tensor("student_weight", ("vocab", "hidden")),
+        Tensor("teacher_input", ("tokens", "hidden")), Tensor("teacher_weight", ("vocab", "hidden"))),
        SCALAR_LOSS, bind_fused_linear_jsd),
-    _k("distill_jsd_loss", "liger-distill-jsd-loss", "jsd", "Chunked distillation JSD loss",
+    _kernel("distill_jsd_loss", "liger-distill-jsd-loss", "jsd", "Chunked distillation JSD loss",
        DISTILL_INPUTS, SCALAR_LOSS, bind_distill, student_hidden="hidden // 2"),
-    _k("distill_cosine_loss", "liger-distill-cosine-loss", "cosine-similarity-loss",
+    _kernel("distill_cosine_loss", "liger-distill-cosine-loss", "cosine-similarity-loss",
        "Chunked distillation cosine loss", DISTILL_INPUTS, SCALAR_LOSS, bind_distill,
        student_hidden="hidden // 2"),
-    _k("fused_linear_orpo_loss", "liger-fused-linear-orpo-loss", "orpo",
+    _kernel("fused_linear_orpo_loss", "liger-fused-linear-orpo-loss", "orpo",
        "Fused linear + ORPO loss", PREFERENCE_INPUTS, SCALAR_LOSS, bind_preference),
-    _k("fused_linear_cpo_loss", "liger-fused-linear-cpo-loss", "cpo",
+    _kernel("fused_linear_cpo_loss", "liger-fused-linear-cpo-loss", "cpo",
        "Fused linear + CPO loss", PREFERENCE_INPUTS, SCALAR_LOSS, bind_preference),
-    _k("fused_linear_simpo_loss", "liger-fused-linear-simpo-loss", "simpo",
+    _kernel("fused_linear_simpo_loss", "liger-fused-linear-simpo-loss", "simpo",
        "Fused linear + SimPO loss", PREFERENCE_INPUTS, SCALAR_LOSS, bind_preference),
-    _k("kto_loss", "liger-fused-linear-kto-loss", "kto", "Fused linear + KTO loss",
-       (T("x", BSH), T("ref_x", BSH), T("weight", ("vocab", "hidden")), T("bias", ("vocab",)),
-        T("ref_weight", ("vocab", "hidden")), T("ref_bias", ("vocab",)),
-        T("target", ("batch", "seq"), "int64"), T("preference_labels", ("batch",), "bool"),
-        T("kl", (1,))), SCALAR_LOSS, bind_kto),
-    _k("fused_linear_grpo_loss_token", "liger-grpo-loss-token", "grpo",
+    _kernel("kto_loss", "liger-fused-linear-kto-loss", "kto", "Fused linear + KTO loss",
+       (Tensor("x", BATCH_SEQ_HIDDEN), Tensor("ref_x", BATCH_SEQ_HIDDEN), Tensor("weight", ("vocab", "hidden")), Tensor("bias", ("vocab",)),
+        Tensor("ref_weight", ("vocab", "hidden")), Tensor("ref_bias", ("vocab",)),
+        Tensor("target", ("batch", "seq"), "int64"), Tensor("preference_labels", ("batch",), "bool"),
+        Tensor("kl", (1,))), SCALAR_LOSS, bind_kto),
+    _kernel("fused_linear_grpo_loss_token", "liger-grpo-loss-token", "grpo",
        "GRPO loss, token-level importance sampling", GRPO_INPUTS, SCALAR_LOSS, grpo("token"),
        seq_next="seq + 1"),
-    _k("fused_linear_grpo_loss_sequence", "liger-grpo-loss-sequence", "grpo",
+    _kernel("fused_linear_grpo_loss_sequence", "liger-grpo-loss-sequence", "grpo",
        "GRPO loss, sequence-level importance sampling", GRPO_INPUTS, SCALAR_LOSS,
        grpo("sequence"), seq_next="seq + 1"),
 )  # fmt: skip
 
-KERNELS_BY_NAME: dict[str, KernelSpec] = {k.csv_name: k for k in CURATED_KERNELS}
+KERNELS_BY_NAME: dict[str, KernelSpec] = {kernel.csv_name: kernel for kernel in CURATED_KERNELS}
 
 
 # --- providers ----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from kindex_olap.atomic import write_if_changed
+from kindex_olap.importers.files import count_file, write_counted
 from kindex_olap.importers.liger.jsontext import Doc, bundle_text, digest
 from kindex_olap.importers.liger.provenance import PROVENANCE_FILE, provenance_text
 from kindex_olap.importers.liger.report import LigerImportReport
@@ -44,17 +45,8 @@ def write_conversion(conversion: Conversion, raw_dir: Path, rep: LigerImportRepo
         # Not fsynced one by one (11 ms a file here: a minute for Liger's 4,363 runs): each file
         # is a function of the CSV, and the next import rewrites any that a crash spoiled.
         path = raw_dir / run_file_name(run.external_id)
-        if write_if_changed(path, text.encode(), durable=False):
-            rep.files_written += 1
-        else:
-            rep.files_unchanged += 1
-    if write_dimensions(raw_dir, conversion.dimensions):
-        rep.files_written += 1
-    else:
-        rep.files_unchanged += 1
+        write_counted(path, text.encode(), rep, durable=False)
+    count_file(rep, write_dimensions(raw_dir, conversion.dimensions))
     documents = [run.provenance for run in conversion.runs.values() if run.provenance]
     if documents:
-        if write_if_changed(raw_dir / PROVENANCE_FILE, provenance_text(documents).encode()):
-            rep.files_written += 1
-        else:
-            rep.files_unchanged += 1
+        write_counted(raw_dir / PROVENANCE_FILE, provenance_text(documents).encode(), rep)

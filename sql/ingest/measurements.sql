@@ -1,5 +1,7 @@
--- The measurements rows of the staged runs (kindex_olap.writer materializes them, then writes): the timing statistics (run.spec.timing.latencyNs, in
--- whole ns) and the run's measurements list, tagged with where each came from.
+-- Ingest step 3: the measurements rows of the staged runs: the timing statistics
+-- (run.spec.timing.latencyNs, in whole ns) and the run's measurements list, tagged with where
+-- each came from. A SELECT that kindex_olap.ingestion.writer (finish) materializes as
+-- staged_measurements, then writes into the lake's measurements table.
 SELECT run_id, metric, statistic, unit, value, sample_count, origin, source, year
 FROM (
     SELECT run_id, 'latency' AS metric, e.key AS statistic, 'ns' AS unit, e.value::DOUBLE AS value,

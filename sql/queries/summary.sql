@@ -1,6 +1,7 @@
--- The summary verb's query. kindex_olap.query.compile puts the speedups rows the summary
--- aggregates in place of the braced word `cases` below (a fixed SELECT over speedups_for with
--- its filters as bound parameters; never user text).
+-- A query template: the summary verb's query. kindex_olap.query.compile reads it (VerbSql
+-- template) and puts the speedups rows the summary aggregates in place of the braced word
+-- `cases` below (a fixed SELECT over speedups_for with its filters as bound parameters; never
+-- user text).
 --
 -- Per kernel x pass x GPU environment x metric x statistic x baseline x candidate: the geometric
 -- mean over shapes, and an interval from a seeded Poisson bootstrap that resamples shapes: in

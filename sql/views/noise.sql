@@ -1,5 +1,5 @@
 -- The noise model (issue 17): how far a second run of the same code lands from the first.
--- Included into views.sql (read_sql expands its `-- @include noise.sql` line), after the
+-- Included into views/views.sql (read_sql expands its `-- @include views/noise.sql` line), after the
 -- time-unit macros and before the pairing, whose verdicts use it.
 --
 -- Replicate pairs: two passed runs of one implementation (digest and provider), version,

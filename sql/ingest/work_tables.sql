@@ -1,6 +1,7 @@
 -- The ingest's work table (in its DuckDB work database, never in the lake): runs as they will be
 -- written, plus what finishing needs: seq (the first arrival of a run wins) and the raw timing
--- and measurements lists the measurements table is built from.
+-- and measurements lists the measurements table is built from. Created by
+-- kindex_olap.ingestion.writer after schema/tables.sql (it copies the runs table's columns).
 CREATE TABLE staged_runs AS
 SELECT
     *,

@@ -1,5 +1,8 @@
--- Views over a lake commit. The views of the tables themselves (runs, measurements, ...) come
--- first, from kindex_olap.lake.tables.scan_sql: each reads its Delta table's data files from a
+-- Views over a lake commit, defined on every connection by kindex_olap.query.engine (connect),
+-- and written out with them by `kindex shell --sql-file` (kindex_olap.doors.shell). It includes
+-- views/noise.sql and views/history.sql.
+-- The views of the tables themselves (runs, measurements, ...) come first, from
+-- kindex_olap.lake.tables.scan_sql: each reads its Delta table's data files from a
 -- DuckDB variable (<table>_files) that kindex_olap.query.engine sets from the lake commit, with
 -- the partition columns (source, year) taken from the folder names (Delta keeps them out of the
 -- files). engine.init_sql() replaces each getvariable('<table>_files') with a quoted literal list
@@ -175,7 +178,7 @@ CREATE OR REPLACE MACRO kindex_time_unit_ns(unit) AS
 -- The units kindex_time_unit_ns knows (speedups' unit_filter).
 CREATE OR REPLACE MACRO kindex_time_units() AS ['ns', 'us', 'µs', 'μs', 'ms', 's'];
 
--- @include noise.sql
+-- @include views/noise.sql
 
 -- Passed runs ranked inside their cell: newest first per implementation, and per version.
 -- (comparable_pairs_for finds the rank-1 runs with the same orderings as first(run_id ORDER BY
@@ -319,7 +322,7 @@ CREATE OR REPLACE MACRO kindex_verdict(lo, hi) AS
     CASE WHEN lo > 1 THEN 'faster' WHEN hi < 1 THEN 'slower' ELSE 'within noise' END;
 
 -- Speedups (time-unit metrics): baseline / candidate. run_speedup_lo/hi is the within-run
--- interval above; speedup_lo/hi widens it by both sides' run-to-run noise (sql/noise.sql):
+-- interval above; speedup_lo/hi widens it by both sides' run-to-run noise (sql/views/noise.sql):
 -- a side that is the newest run of its series uses the spread of its version's runs there when
 -- it has several (replicates), else its environment and latency class's floor; the verdict
 -- reads the widened interval, so `faster` and `slower` hold up to a rerun. evidence says what
@@ -401,5 +404,5 @@ WHERE pairing = 'latest'
 GROUP BY kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
          baseline, candidate;
 
--- History (per version and run, with the nearest baseline run): sql/history.sql.
--- @include history.sql
+-- History (per version and run, with the nearest baseline run): sql/views/history.sql.
+-- @include views/history.sql

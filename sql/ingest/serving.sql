@@ -1,5 +1,7 @@
--- Serving runs of an ingest's serving-run files (serving_inputs) whose run digest the lake's
--- serving_runs (serving_runs_files) lacks; the first of a digest by observation time wins.
+-- Ingest of serving runs: the rows of an ingest's serving-run files (serving_inputs) whose run
+-- digest the lake's serving_runs (serving_runs_files) lacks; the first of a digest by
+-- observation time wins. Loaded by kindex_olap.ingestion.writer (write_serving), which sets
+-- both variables and ingested_at.
 INSERT INTO serving_runs BY NAME
 SELECT * REPLACE (getvariable('ingested_at')::TIMESTAMP AS ingested_at)
 FROM read_parquet(getvariable('serving_inputs'), union_by_name = true) AS n

@@ -1,5 +1,7 @@
--- The lake's tables. Ingest inserts into these (so every Parquet file has exactly these types),
--- and a new lake writes one empty file per table so views work before the first ingest.
+-- The lake's tables, the one source of their schemas. kindex_olap.schema reads their columns and
+-- types; kindex_olap.ingestion.writer creates them in its work database and inserts into them
+-- (so every Parquet file has exactly these types); kindex_olap.lake writes one empty file per
+-- table for a new lake, so views work before the first ingest.
 
 CREATE TABLE runs (
     run_id                VARCHAR NOT NULL,  -- sha256 of the canonical {apiVersion, kind, spec} of the run

@@ -1,5 +1,6 @@
--- kindex report: what the lake holds, one row per source (Liger CSV, a KernelIndex export's
--- sources): runs, kernels, GPUs (environments), versions and the observed period.
+-- A query template of `kindex report` (kindex_olap.doors.report runs it on a connection with the
+-- views): what the lake holds, one row per source (Liger CSV, a KernelIndex export's sources):
+-- runs, kernels, GPUs (environments), versions and the observed period.
 SELECT coalesce(r.source, '(none)') AS source,
        count(*) AS runs,
        count(DISTINCT r.kernel) AS kernels,

@@ -1,7 +1,8 @@
--- Flatten one batch of staged runs into the ingest's work table staged_runs, in one pass.
--- Input (set by kindex_olap.writer): staging_files, NDJSON written by the validator: one line per
--- valid run, {"k": facts kindex computed, "r": the BenchmarkRun document}. Duplicates (within the
--- ingest and against the lake) are removed once, at the end (ingest_finish.sql), not per batch.
+-- Ingest step 1, once per batch: flatten a batch of staged runs into the work table staged_runs
+-- (ingest/work_tables.sql), in one pass. Loaded by kindex_olap.ingestion.writer (stage), which
+-- sets staging_files: NDJSON written by the validator, one line per valid run,
+-- {"k": facts kindex computed, "r": the BenchmarkRun document}. Duplicates (within the ingest
+-- and against the lake) are removed once, at the end (ingest/finish.sql), not per batch.
 
 INSERT INTO staged_runs BY NAME
 SELECT

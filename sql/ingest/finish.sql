@@ -1,6 +1,7 @@
--- The end of an ingest's flattening: keep the first arrival (lowest seq) of every run and drop
--- runs the committed lake already holds, once for the whole ingest. Input (set by
--- kindex_olap.writer): runs_files, the committed lake's runs files. Statements run in order.
+-- Ingest step 2, once per ingest: the end of the flattening. Keep the first arrival (lowest seq)
+-- of every run and drop runs the committed lake already holds. Loaded by
+-- kindex_olap.ingestion.writer (finish), which sets runs_files, the committed lake's runs files.
+-- Statements run in order.
 
 DELETE FROM staged_runs AS s
 USING (

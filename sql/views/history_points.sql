@@ -1,5 +1,5 @@
 -- The points of each history series, read from the temporary table history_selected that
--- kindex_olap.query.history fills from history_runs_for (sql/history.sql) with the query's
+-- kindex_olap.query.history fills from history_runs_for (sql/views/history.sql) with the query's
 -- filters (in_query marks the runs they select; `kindex check` keeps every series so that its
 -- multiple-comparison correction covers the whole lake). Defined once per connection, after
 -- that table exists; DuckDB binds a macro's tables when it is called.
@@ -8,7 +8,7 @@
 -- (by_run = false: the runs of a version pooled, their spread kept, so a transient shows) or
 -- its runs (by_run = true). version_order lists the version labels in PEP 440 order (versions
 -- that do not parse: by first appearance); point_index numbers the points in order.
--- Each point's noise is the noise model's (sql/noise.sql, issue 17), as a log half-width that
+-- Each point's noise is the noise model's (sql/views/noise.sql, issue 17), as a log half-width that
 -- holds 95 % of repeats: kindex_side_noise, i.e. with two or more runs their spread around the
 -- point's median, with one run its share of the class floor of its environment (floor_source
 -- says whether replicates, the pooled class or the documented default set it). A speedup point

@@ -1,7 +1,7 @@
 -- History: every passed run of a time metric (latency, GPU MODE's score, ...), one row per run,
 -- with the speedup against its cell's baseline run nearest in time. Defined with the views
 -- (kindex_olap.query.engine); kindex_olap.query.history reads history_runs_for with the same
--- kernel / environment / pass filters as the other verbs, then sql/history_points.sql.
+-- kernel / environment / pass filters as the other verbs, then sql/views/history_points.sql.
 --
 -- A cell is what views.sql pairs within: kernel, pass, workload, environment, protocol, metric,
 -- statistic and unit (cell_key). Its baseline is chosen as in views.sql: the reference
