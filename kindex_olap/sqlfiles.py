@@ -23,16 +23,13 @@ _REPO_SQL = Path(__file__).resolve().parent.parent / "sql"
 # A line `-- @include FOLDER/NAME.sql` stands for that file's text, named like read_sql's
 # argument (views/views.sql includes views/noise.sql and views/history.sql).
 _INCLUDE = re.compile(r"^-- @include ((?:[a-z_]+/)*[a-z_]+\.sql)$", re.MULTILINE)
-# lake/store.py still names the schema by its old top-level name; it is being split on another
-# branch, which changes the name there. Drop this after that merge.
-_MOVED = {"tables.sql": "schema/tables.sql"}
 
 
 @cache
 def read_sql(name: str) -> str:
     """The text of sql/NAME (e.g. "views/views.sql"), its `-- @include` lines replaced by the
     files they name."""
-    parts = _MOVED.get(name, name).split("/")
+    parts = name.split("/")
     local = _REPO_SQL.joinpath(*parts)
     if local.is_file():
         text = local.read_text()

@@ -69,7 +69,7 @@ def write_empty_tables(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect()
     try:
-        con.execute(read_sql("tables.sql"))
+        con.execute(read_sql("schema/tables.sql"))
         for table in tables:
             with atomic_path(folder / f"{table}.parquet") as tmp:
                 con.table(table).write_parquet(str(tmp), compression="zstd")

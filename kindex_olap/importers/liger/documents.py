@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kindex_olap.importers.liger import rules as R
+from kindex_olap.importers.liger import rules
 from kindex_olap.importers.liger.js import eval_axis, kebab
 from kindex_olap.importers.liger.jsontext import Doc
 from kindex_olap.model.canonical import format_number
@@ -15,7 +15,7 @@ from kindex_olap.model.canonical import format_number
 
 def make_doc(kind: str, metadata: Doc, spec: Doc) -> Doc:
     """A KernelIndex document."""
-    return {"apiVersion": R.API_VERSION, "kind": kind, "metadata": metadata, "spec": spec}
+    return {"apiVersion": rules.API_VERSION, "kind": kind, "metadata": metadata, "spec": spec}
 
 
 def short_label(value: str) -> str:
@@ -34,7 +34,7 @@ def _dtype_token(dtype: str) -> str:
     return "float" if dtype == "cfg" else dtype
 
 
-def operation_spec(kernel: R.KernelSpec) -> Doc:
+def operation_spec(kernel: rules.KernelSpec) -> Doc:
     """The OperationSpec KernelIndex builds for a curated kernel."""
     axes: dict[str, Doc] = {}
     for tensor in (*kernel.inputs, *kernel.outputs):
@@ -44,7 +44,7 @@ def operation_spec(kernel: R.KernelSpec) -> Doc:
     for name, expression in kernel.derived.items():
         axes[name] = {"role": "derived", "type": "integer", "expression": expression}
 
-    def arg(t: R.Tensor) -> Doc:
+    def arg(t: rules.Tensor) -> Doc:
         return {"name": t.name, "tensor": {"shape": list(t.shape), "dtype": _dtype_token(t.dtype)}}
 
     spec = {
@@ -59,7 +59,7 @@ def operation_spec(kernel: R.KernelSpec) -> Doc:
     return make_doc("OperationSpec", meta, spec)
 
 
-def workload_case(kernel: R.KernelSpec, op_digest: str, b: R.Binding) -> Doc:
+def workload_case(kernel: rules.KernelSpec, op_digest: str, b: rules.Binding) -> Doc:
     """The WorkloadCase KernelIndex builds for one bound config of a curated kernel."""
     values = dict(b.axes)
     for name, expression in kernel.derived.items():
@@ -86,9 +86,9 @@ def workload_case(kernel: R.KernelSpec, op_digest: str, b: R.Binding) -> Doc:
     return make_doc("WorkloadCase", meta, spec)
 
 
-def implementation(kernel: R.KernelSpec, provider: str, op_digest: str) -> Doc:
+def implementation(kernel: rules.KernelSpec, provider: str, op_digest: str) -> Doc:
     """The ImplementationRevision KernelIndex builds for a curated (kernel, provider)."""
-    entry = R.PROVIDERS[provider]
+    entry = rules.PROVIDERS[provider]
     spec: Doc = {
         "projectRevision": {},
         "operation": {"specDigest": op_digest},
@@ -125,11 +125,11 @@ class _Probe:
 
 # latency: KernelIndex's do_bench protocol; memory: kindex's peak-memory one (no timer: the probe
 # is torch.cuda.max_memory_allocated, metric memory, bytes)
-_LATENCY = _Probe("cuda_events", "liger_kernel_bench", R.PROTOCOL_NOTES_LATENCY, "do-bench", "")
+_LATENCY = _Probe("cuda_events", "liger_kernel_bench", rules.PROTOCOL_NOTES_LATENCY, "do-bench", "")
 _MEMORY = _Probe(
     "max_memory_allocated",
     "liger_kernel_bench_memory",
-    R.PROTOCOL_NOTES_MEMORY,
+    rules.PROTOCOL_NOTES_MEMORY,
     "peak-memory",
     "peak memory · ",
 )
@@ -137,10 +137,10 @@ _MEMORY = _Probe(
 
 def protocol(mode: str, metric: str) -> Doc:
     """Per-pass protocol: KernelIndex's do_bench latency one, or kindex's peak-memory one."""
-    what = R.MODES.get(mode) or R.EXTRA_MODES.get(mode) or mode
+    what = rules.MODES.get(mode) or rules.EXTRA_MODES.get(mode) or mode
     probe = _MEMORY if metric == "memory" else _LATENCY
     spec = {
-        "harness": {"name": "Liger-Kernel benchmark scripts", "repository": R.LIGER_REPO_URL},
+        "harness": {"name": "Liger-Kernel benchmark scripts", "repository": rules.LIGER_REPO_URL},
         "measurement": {"timer": probe.timer, "primaryStatistic": "median"},
         "comparability": {"family": probe.family, "notes": probe.notes.format(what=what)},
     }
@@ -153,9 +153,9 @@ def protocol(mode: str, metric: str) -> Doc:
 
 def environment(gpu: str) -> tuple[Doc, bool] | None:
     """Hardware-only environment; the flag says whether it comes from kindex's further table."""
-    hardware = R.HARDWARE.get(gpu)
+    hardware = rules.HARDWARE.get(gpu)
     further = hardware is None
-    hardware = hardware or R.EXTRA_HARDWARE.get(gpu)
+    hardware = hardware or rules.EXTRA_HARDWARE.get(gpu)
     if hardware is None:
         return None
     meta = {

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from kindex_olap.importers.liger import rules as R
+from kindex_olap.importers.liger import rules
 from kindex_olap.importers.liger.documents import case_key, make_doc, short_label
 from kindex_olap.importers.liger.js import kebab
 from kindex_olap.importers.liger.jsontext import Doc
@@ -52,13 +52,13 @@ def generic_binding(x: float, x_name: str, cfg: dict[str, Any]) -> GenericBindin
     for name, value in cfg.items():
         if name == x_name:
             continue
-        as_int = R.pos_int(value)
+        as_int = rules.pos_int(value)
         if as_int is not None:
             axes[name] = as_int
         else:
             params[name] = value
     axes[x_name] = int(x) if float(x).is_integer() else x
-    dtype = R.dtype_of(cfg.get("dtype"))
+    dtype = rules.dtype_of(cfg.get("dtype"))
     if dtype is not None:
         params.pop("dtype")
     return GenericBinding(axes, dtype, params)
@@ -87,14 +87,14 @@ def generic_workload(kernel_name: str, op_digest: str, b: GenericBinding) -> Doc
 
 def generic_implementation(kernel_name: str, provider: str, op_digest: str) -> Doc:
     """kindex's ImplementationRevision for a provider of a generically bound kernel."""
-    known = R.PROVIDERS.get(provider)
+    known = rules.PROVIDERS.get(provider)
     language = known.language if known else ("triton" if provider.startswith("liger") else "python")
     spec = {
         "operation": {"specDigest": op_digest},
         "provider": provider,
         "callable": {"language": language},
     }
-    display = R.provider_title(provider)
+    display = rules.provider_title(provider)
     labels = {"provider": provider, "operation": kernel_name, "display": display}
     meta = {
         "name": kebab(f"liger-generic-{kernel_name}-{provider}"),

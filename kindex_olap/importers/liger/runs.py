@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from kindex_olap.importers.liger import rules as R
+from kindex_olap.importers.liger import rules
 from kindex_olap.importers.liger.documents import (
     case_key,
     environment,
@@ -137,13 +137,13 @@ class Converter:
         self, row: dict[str, str], cfg: dict[str, Any] | None, x: float
     ) -> tuple[str, str, str, str] | str:
         """KernelIndex's path: (impl, workload digests, case key, kernel), or why not curated."""
-        kernel = R.KERNELS_BY_NAME.get(row["kernel_name"])
+        kernel = rules.KERNELS_BY_NAME.get(row["kernel_name"])
         if kernel is None:
             return "uncurated_kernel"
-        if row["kernel_operation_mode"] not in R.MODES:
+        if row["kernel_operation_mode"] not in rules.MODES:
             return "uncurated_mode"
         provider = row["kernel_provider"]
-        if provider not in R.PROVIDERS:
+        if provider not in rules.PROVIDERS:
             return "uncurated_provider"
         if cfg is None or not (math.isfinite(x) and x > 0 and float(x).is_integer()):
             return "unbound_config"
@@ -203,7 +203,7 @@ class Converter:
         }
         spread = math.isfinite(ys[1]) and math.isfinite(ys[2])
         native: Doc = {
-            "source": R.SOURCE_SLUG,
+            "source": rules.SOURCE_SLUG,
             "benchmark": f"{csv_name}/{mode}",
             "externalId": external_id,
         }
@@ -240,7 +240,9 @@ class Converter:
                 labels["generic_reason"] = generic_reason
             if further:
                 labels["gpu_table"] = "kindex"
-        title_kernel = R.KERNELS_BY_NAME[csv_name].title if curation == "kernelindex" else csv_name
+        title_kernel = (
+            rules.KERNELS_BY_NAME[csv_name].title if curation == "kernelindex" else csv_name
+        )
         run = make_doc(
             "BenchmarkRun",
             {
@@ -252,7 +254,7 @@ class Converter:
         )
         bundle = {"run": run, "protocol": proto_doc, "environment": env_doc}
         return Converted(
-            external_id, R.provider_title(provider), bundle, metric, curation, further,
+            external_id, rules.provider_title(provider), bundle, metric, curation, further,
             generic_reason,
         )  # fmt: skip
 
