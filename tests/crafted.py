@@ -14,7 +14,8 @@ from typing import Any
 
 from kindex_olap.ingestion.pipeline import ingest
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+from realdata import SEEDS
+
 JSD_SEED = SEEDS / "001_62d94da41d44ef74.txt"  # jsd/backward, liger, B200, tokens4096
 
 Bundle = dict[str, Any]

@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 import pytest
 from conftest import SEEDS, BundleFactory, seed_text
+from realdata import KERNELINDEX_SLICES
 from synthetic import write_jsonl
 
 from kindex_olap.errors import LakeError
@@ -25,13 +26,7 @@ from kindex_olap.query.engine import connect
 from kindex_olap.schema import arrow_schema, column_types, rows_to_arrow
 
 FIXTURES = Path(__file__).parent / "fixtures"
-KERNELINDEX_EXPORT = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "data"
-    / "kernelindex"
-    / "catalog-2026-08-16-94af2ae7.jsonl.zst"
-)
+KERNELINDEX_EXPORT = KERNELINDEX_SLICES[1]  # the kernels-only export (its slice in tests/data)
 # What a speedup is computed from: the comparability keys and the latency statistics.
 RUN_COLUMNS = (
     "run_id, kernel, pass, provider, environment_digest, workload_digest, protocol_digest, "

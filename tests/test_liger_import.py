@@ -19,10 +19,9 @@ from kindex_olap.importers.liger.report import LigerImportReport
 from kindex_olap.importers.liger.runs import Converted, Converter
 from kindex_olap.importers.liger.write import DIMENSIONS_FILE
 from kindex_olap.ingestion.pipeline import ingest
+from realdata import LIGER_HISTORY, SEEDS
 
-LIGER = Path(__file__).parents[1].parent / "shared" / "data" / "liger"
-SEEDS = Path(__file__).parents[1].parent / "shared" / "seeds"
-HISTORY = LIGER / "all_benchmark_data_history.csv"
+HISTORY = LIGER_HISTORY
 
 pytestmark = pytest.mark.shared_data
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import LIGER_HISTORY, SEEDS, SHARED
+from conftest import LIGER_HISTORY, SEEDS
+from realdata import KERNELINDEX_SLICES, export_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,8 @@ from kindex_olap.ingestion.sources import (
 )
 from kindex_olap.ingestion.stage import ChunkResult, stage_chunk
 
-KERNELINDEX_EXPORT = SHARED / "data" / "kernelindex" / "catalog-2026-08-16-0022af0b.jsonl.zst"
+KERNELINDEX_EXPORT = KERNELINDEX_SLICES[0]  # the export with serving runs (its slice)
+LIGER_RUNS = 7898  # runs in Liger's history CSV (tests/data/README.md)
 
 
 def _outcome(result: ChunkResult) -> tuple[list[Any], list[str], dict[str, Any]]:
@@ -57,9 +59,11 @@ def real_documents(tmp_path_factory: pytest.TempPathFactory) -> list[Document]:
     raw = tmp_path_factory.mktemp("raw")
     import_liger(str(LIGER_HISTORY), raw_dir=raw / "liger")
     import_kernelindex(str(KERNELINDEX_EXPORT), raw_dir=raw / "kernelindex", ingest=False)
-    paths = [*discover_names([raw]), *sorted(SEEDS.glob("*.txt"))]
+    seeds = sorted(SEEDS.glob("*.txt"))
+    paths = [*discover_names([raw]), *seeds]
     docs = [d for p in paths for d in read_documents(p) if isinstance(d, Document)]
-    assert len(docs) > 15_000
+    expected = LIGER_RUNS + export_rows(KERNELINDEX_EXPORT)["benchmark_runs"] + len(seeds)
+    assert len(docs) == expected
     return docs
 
 
@@ -68,7 +72,7 @@ def test_fast_path_stages_real_bundles_exactly_as_the_general_path(
 ) -> None:
     fast = _assert_same(real_documents)
     runs = len(fast.lines)
-    assert runs > 15_000
+    assert runs == len(real_documents)  # every real bundle stages
     # Most real runs take the fast path (else it silently stopped working): every Liger run;
     # KernelIndex runs with a number below 1e-4 (spelled differently by RFC 8785) do not.
     assert fast.fast > 0.85 * runs, (fast.fast, runs)
