@@ -18,10 +18,6 @@ from typing import Any
 
 import duckdb
 import pytest
-
-from kindex_olap.lake.store import Lake
-from kindex_olap.lake.tables import read_table
-
 from realdata import (
     INVALID_EXAMPLES,
     KERNELINDEX_SLICES,
@@ -31,6 +27,9 @@ from realdata import (
     SHARED,
     SHARED_DATA,
 )
+
+from kindex_olap.lake.store import Lake
+from kindex_olap.lake.tables import read_table
 
 __all__ = ["INVALID_EXAMPLES", "LIGER_HISTORY", "SEEDS", "SHARED"]
 

@@ -12,9 +12,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kindex_olap.ingestion.pipeline import ingest
-
 from realdata import SEEDS
+
+from kindex_olap.ingestion.pipeline import ingest
 
 JSD_SEED = SEEDS / "001_62d94da41d44ef74.txt"  # jsd/backward, liger, B200, tokens4096
 

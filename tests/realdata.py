@@ -75,7 +75,8 @@ def export_runs_by_source(path: Path) -> dict[str, int]:
     from collections import Counter
 
     with path.open("rb") as handle:
-        items = [json.loads(line) for line in zstandard.ZstdDecompressor().stream_reader(handle)]
+        text = zstandard.ZstdDecompressor().stream_reader(handle).read()
+    items = [json.loads(line) for line in text.splitlines()]
     slugs = {i["row"]["id"]: i["row"]["slug"] for i in items if i["table"] == "sources"}
     runs = [i["row"] for i in items if i["table"] == "benchmark_runs"]
     return dict(Counter(slugs[run["sourceId"]] for run in runs))

@@ -40,7 +40,7 @@ CLI_SQL = (
 )
 KEY = ("kernel", "pass", "gpu", "shape", "candidate", "baseline")
 
-pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture

@@ -16,8 +16,6 @@ from kindex_olap.cli.app import app
 from kindex_olap.ingestion.pipeline import iter_rejects
 from kindex_olap.ingestion.sources import KEEP_REJECTED_BYTES
 
-pytestmark = pytest.mark.shared_data
-
 runner = CliRunner()
 
 

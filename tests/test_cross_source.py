@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from realdata import KERNELINDEX_SLICES, export_rows, export_runs_by_source
 
 from kindex_olap.query import engine
 from kindex_olap.query.compile import run_query
-from realdata import KERNELINDEX_SLICES, export_rows, export_runs_by_source
 
 pytestmark = pytest.mark.slow
 

@@ -128,7 +128,6 @@ def assert_every_engine_agrees(lake: Path) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.shared_data
 def test_other_engines_read_what_kindex_reads(liger_history_lake: Path, tmp_path: Path) -> None:
     """After imports, a second overlapping ingest, compaction and vacuum."""
     from kindex_olap.importers.kernelindex.convert import import_kernelindex

@@ -19,8 +19,6 @@ from conftest import REPO, SEEDS
 from kindex_olap.ingestion.pipeline import ingest
 from kindex_olap.lake.store import Lake
 
-pytestmark = pytest.mark.shared_data
-
 
 def kindex(
     *args: str, cwd: Path, preexec_fn: Callable[[], None] | None = None

@@ -31,8 +31,6 @@ from conftest import (
 from kindex_olap.ingestion.pipeline import IngestReport, ingest, iter_rejects
 from kindex_olap.ingestion.sources import KEEP_REJECTED_BYTES, MAX_DOCUMENT_BYTES
 
-pytestmark = pytest.mark.shared_data
-
 Bundle = dict[str, Any]
 
 COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {

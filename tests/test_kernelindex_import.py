@@ -16,12 +16,12 @@ from typing import Any
 import duckdb
 import pytest
 import zstandard
+from realdata import KERNELINDEX_FULL, KERNELINDEX_SLICES
 
 from kindex_olap.importers.kernelindex.convert import import_kernelindex
 from kindex_olap.importers.kernelindex.report import KernelIndexImport
 from kindex_olap.lake.store import Lake
 from kindex_olap.model.canonical import document_digest
-from realdata import KERNELINDEX_FULL, KERNELINDEX_SLICES
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,9 @@ def imported(exports: Exports, tmp_path_factory: pytest.TempPathFactory) -> dict
 
 
 @pytest.fixture(scope="module")
-def export_db(exports: Exports, tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
+def export_db(
+    exports: Exports, tmp_path_factory: pytest.TempPathFactory
+) -> duckdb.DuckDBPyConnection:
     """The 0022af0b export as DuckDB tables, read without the importer."""
     lines = tmp_path_factory.mktemp("export") / "export.jsonl"
     with open(exports.with_serving, "rb") as src, open(lines, "wb") as out:
@@ -228,7 +230,9 @@ def test_workload_facets_name_the_operation(imported: dict[str, Any]) -> None:
 
 def test_reimport_leaves_raw_files_and_lake_unchanged(imported: dict[str, Any]) -> None:
     again = import_kernelindex(
-        str(imported["exports"].kernels_only), raw_dir=imported["tmp"] / "raw2", lake=imported["lake"]
+        str(imported["exports"].kernels_only),
+        raw_dir=imported["tmp"] / "raw2",
+        lake=imported["lake"],
     )
     assert (again.files_written, again.files_unchanged) == (0, 6)
     assert again.ingest is not None

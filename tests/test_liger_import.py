@@ -8,6 +8,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from realdata import LIGER_HISTORY, SEEDS
 
 from kindex_olap.errors import SourceError
 from kindex_olap.importers.liger import convert as L
@@ -19,11 +20,8 @@ from kindex_olap.importers.liger.report import LigerImportReport
 from kindex_olap.importers.liger.runs import Converted, Converter
 from kindex_olap.importers.liger.write import DIMENSIONS_FILE
 from kindex_olap.ingestion.pipeline import ingest
-from realdata import LIGER_HISTORY, SEEDS
 
 HISTORY = LIGER_HISTORY
-
-pytestmark = pytest.mark.shared_data
 
 
 def _history() -> pl.DataFrame:
@@ -54,7 +52,6 @@ def _write_csv(path: Path, rows: list[dict[str, str]], columns: tuple[str, ...])
 # (1) the three seeds, byte for byte -----------------------------------------------------------
 
 
-@pytest.mark.shared_data
 def test_seed_rows_reproduce_seed_files() -> None:
     conversion = L.convert_csvs([HISTORY])
     seeds = sorted(SEEDS.glob("*.txt"))
@@ -68,7 +65,6 @@ def test_seed_rows_reproduce_seed_files() -> None:
         assert bundle_text(run.display, run.bundle) == text, seed.name
 
 
-@pytest.mark.shared_data
 def test_dimension_documents_match_run_digests(history_import) -> None:
     from kindex_olap.model.canonical import document_digest
 
@@ -96,7 +92,6 @@ def test_dimension_documents_match_run_digests(history_import) -> None:
 # (2) counts on the history file ---------------------------------------------------------------
 
 
-@pytest.mark.shared_data
 def test_history_counts(history_import) -> None:
     report, raw = history_import
     frame = _history()
@@ -129,7 +124,6 @@ def test_history_counts(history_import) -> None:
     )
 
 
-@pytest.mark.shared_data
 def test_memory_run_shape() -> None:
     row = _history().filter(pl.col("metric_name") == "memory").row(0, named=True)
     conv = Converter().convert(row)
@@ -159,7 +153,6 @@ CELLS = [  # kernel, mode, GPU, timestamp, axes the workload must have, baseline
 CSV_X = {0: ("BT", "4096"), 1: ("BT", "1024"), 2: ("V", "65536"), 3: ("T", "8192")}
 
 
-@pytest.mark.shared_data
 @pytest.mark.parametrize("index", range(len(CELLS)))
 def test_ratio_matches_csv(history_import, index: int) -> None:
     kernel, mode, gpu, ts, axes, baseline = CELLS[index]
@@ -198,7 +191,6 @@ def test_ratio_matches_csv(history_import, index: int) -> None:
 
 
 @pytest.mark.network
-@pytest.mark.shared_data
 def test_release_085(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     from kindex_olap.importers.liger import pypi
@@ -298,7 +290,6 @@ def test_ragged_row_is_counted(tmp_path: Path) -> None:
 # (6) idempotency -----------------------------------------------------------------------------
 
 
-@pytest.mark.shared_data
 def test_reimport_writes_nothing_and_newer_adds_only_new(tmp_path: Path) -> None:
     rows = _history().head(1500).to_dicts()
     small = _write_csv(tmp_path / "small.csv", rows[:1000], COLUMNS)
@@ -345,7 +336,6 @@ def test_cli_no_ingest(tmp_path: Path) -> None:
     assert bad.exit_code == 6 and "no such CSV file" in bad.output
 
 
-@pytest.mark.shared_data
 @pytest.mark.slow
 def test_history_import_and_ingest_end_to_end(tmp_path: Path) -> None:
     # Speed is measured by bench/ingest.py against a baseline of the same run: a wall-clock

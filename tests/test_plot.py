@@ -19,7 +19,7 @@ import kindex_olap
 from kindex_olap.cli.app import app
 from kindex_olap.doors.plot import query_chart, vega_bundle
 
-pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 QUERIES = {
     "speedup": "speedup jsd b200",

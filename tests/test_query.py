@@ -206,7 +206,6 @@ def csv_median(source: list[dict[str, str]], provider: str, mode: str, tokens: s
     return value
 
 
-@pytest.mark.shared_data
 @pytest.mark.slow
 def test_jsd_b200_ratios_match_the_csv(liger_lake: Path) -> None:
     result = run_query("speedup jsd b200", liger_lake)
@@ -224,7 +223,6 @@ def test_jsd_b200_ratios_match_the_csv(liger_lake: Path) -> None:
     assert checked == len(rows) >= 12
 
 
-@pytest.mark.shared_data
 @pytest.mark.slow
 def test_summary_kl_div_is_per_gpu(liger_lake: Path) -> None:
     result = run_query("summary kl_div", liger_lake)
@@ -236,7 +234,6 @@ def test_summary_kl_div_is_per_gpu(liger_lake: Path) -> None:
     assert all(r["geomean_speedup"] > 0 and r["cases"] >= 1 for r in rows)
 
 
-@pytest.mark.shared_data
 @pytest.mark.slow
 def test_real_pairs_never_cross_comparability_keys(liger_lake: Path) -> None:
     con = connect(liger_lake)
