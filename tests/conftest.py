@@ -83,9 +83,12 @@ def seed_text(display: str, bundle: dict[str, Any]) -> str:
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test runs in UTC and without a lake chosen by the environment."""
+    """Every test runs in UTC, without a lake chosen by the environment, and without a terminal
+    width from it (xdist workers inherit COLUMNS; a test that wants a width sets it)."""
     monkeypatch.setenv("TZ", "UTC")
     monkeypatch.delenv("KINDEX_LAKE", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
     import time
 
     if hasattr(time, "tzset"):
@@ -177,6 +180,21 @@ def real_lake(liger_history_lake: Path, tmp_path_factory: pytest.TempPathFactory
 def tmp_lake(tmp_path: Path) -> Path:
     """A lake folder (not yet created) under the test's tmp_path."""
     return tmp_path / "lake"
+
+
+GOLDEN = REPO / "tests" / "golden"
+
+
+def assert_golden(name: str, actual: str) -> None:
+    """`actual` equals tests/golden/NAME. A missing golden file fails (a test that wrote it would
+    pass against itself); KINDEX_UPDATE_GOLDEN=1 writes every golden file, missing or not:
+    review the diff like code."""
+    path = GOLDEN / name
+    if os.environ.get("KINDEX_UPDATE_GOLDEN") == "1":
+        path.write_text(actual, encoding="utf-8")
+    if not path.exists():
+        pytest.fail(f"golden file {path} is missing: write it with KINDEX_UPDATE_GOLDEN=1")
+    assert actual == path.read_text(encoding="utf-8")
 
 
 def rows(lake: Path, table: str, where: str = "true") -> list[dict[str, Any]]:
