@@ -52,6 +52,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 CHROMIUM = Path("/usr/bin/chromium")
+# Session fixtures built from the real data (~15-25 s once per session): their tests are slow.
+REAL_LAKES = ("liger_history_lake", "real_lake")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that reads a lake built from the real data is `slow`, however quick its own body:
+    `scripts/test --fast` then builds none of them."""
+    for item in items:
+        if any(name in getattr(item, "fixturenames", ()) for name in REAL_LAKES):
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

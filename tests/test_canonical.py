@@ -34,6 +34,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(json_values)
 def test_matches_reference_implementation(value: object) -> None:

@@ -184,6 +184,7 @@ def test_real_process_exit_codes(tmp_path: Path) -> None:
     assert "1 rejected" in bad.stderr
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_parallel_ingest_rolls_back_quietly(tmp_path: Path) -> None:
     """SIGINT to the process group (Ctrl-C in a terminal) while staging processes run: one
     line on stderr, exit 130, no snapshot, no staging left behind."""

@@ -65,6 +65,7 @@ def test_seed_rows_reproduce_seed_files() -> None:
         assert bundle_text(run.display, run.bundle) == text, seed.name
 
 
+@pytest.mark.slow  # the history_import fixture converts the whole history (~9 s)
 def test_dimension_documents_match_run_digests(history_import) -> None:
     from kindex_olap.model.canonical import document_digest
 
@@ -92,6 +93,7 @@ def test_dimension_documents_match_run_digests(history_import) -> None:
 # (2) counts on the history file ---------------------------------------------------------------
 
 
+@pytest.mark.slow  # the history_import fixture converts the whole history (~9 s)
 def test_history_counts(history_import) -> None:
     report, raw = history_import
     frame = _history()
@@ -153,6 +155,7 @@ CELLS = [  # kernel, mode, GPU, timestamp, axes the workload must have, baseline
 CSV_X = {0: ("BT", "4096"), 1: ("BT", "1024"), 2: ("V", "65536"), 3: ("T", "8192")}
 
 
+@pytest.mark.slow  # the history_import fixture converts the whole history (~9 s)
 @pytest.mark.parametrize("index", range(len(CELLS)))
 def test_ratio_matches_csv(history_import, index: int) -> None:
     kernel, mode, gpu, ts, axes, baseline = CELLS[index]
@@ -337,13 +340,15 @@ def test_cli_no_ingest(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_history_import_and_ingest_end_to_end(tmp_path: Path) -> None:
+def test_history_import_and_ingest_end_to_end(
+    history_import: tuple[LigerImportReport, Path], tmp_path: Path
+) -> None:
     # Speed is measured by bench/ingest.py against a baseline of the same run: a wall-clock
     # bound here failed whenever the shared machine was busy.
-    report = L.import_liger(str(HISTORY), raw_dir=tmp_path / "raw")
-    result = ingest([tmp_path / "raw"], tmp_path / "lake")
+    report, raw = history_import  # the history imported once for this module
+    result = ingest([raw], tmp_path / "lake")
     assert report.runs == 7898
     assert (result.runs_added, result.rejected) == (7898, 0)
-    again = L.import_liger(str(HISTORY), raw_dir=tmp_path / "raw")
+    again = L.import_liger(str(HISTORY), raw_dir=raw)
     assert again.files_written == 0
-    assert ingest([tmp_path / "raw"], tmp_path / "lake").runs_added == 0
+    assert ingest([raw], tmp_path / "lake").runs_added == 0
