@@ -58,10 +58,24 @@ REAL_LAKES = ("liger_history_lake", "real_lake")
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that reads a lake built from the real data is `slow`, however quick its own body:
-    `scripts/test --fast` then builds none of them."""
+    `scripts/test --fast` then builds none of them. Tests that share a module- or
+    session-scoped fixture of their own module join one xdist group (`--dist loadgroup` in
+    scripts/test), so that fixture is built on one worker only; other tests spread freely."""
     for item in items:
         if any(name in getattr(item, "fixturenames", ()) for name in REAL_LAKES):
             item.add_marker(pytest.mark.slow)
+        if _shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    module = item.nodeid.split("::")[0]
+    for defs in getattr(info, "name2fixturedefs", {}).values():
+        fixture = defs[-1]
+        if fixture.scope in ("module", "session") and fixture.baseid == module:
+            return True
+    return False
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

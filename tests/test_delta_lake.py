@@ -194,6 +194,7 @@ def count_runs(lake: Path, *as_of: str) -> int:
     return int(done.stdout.splitlines()[1])
 
 
+@pytest.mark.slow
 def test_as_of_reads_an_earlier_lake_commit(three_ingests: dict[str, Any]) -> None:
     lake = three_ingests["lake"]
     # 1 in 1000 synthetic bundles is broken (number 999): none of these
@@ -204,6 +205,7 @@ def test_as_of_reads_an_earlier_lake_commit(three_ingests: dict[str, Any]) -> No
     assert count_runs(lake) == count_runs(lake, "--as-of", "3") == 170
 
 
+@pytest.mark.slow
 def test_as_of_on_query_shell_db_and_export(three_ingests: dict[str, Any]) -> None:
     lake, root = three_ingests["lake"], three_ingests["root"]
     first = Lake(lake).snapshot("1")

@@ -23,6 +23,8 @@ from kindex_olap.importers.kernelindex.report import KernelIndexImport
 from kindex_olap.lake.store import Lake
 from kindex_olap.model.canonical import document_digest
 
+pytestmark = pytest.mark.slow
+
 
 @dataclass(frozen=True)
 class Exports:
@@ -40,7 +42,7 @@ class Exports:
         pytest.param(
             Exports(*KERNELINDEX_FULL, full=True),
             id="full",
-            marks=[pytest.mark.shared_data, pytest.mark.slow],
+            marks=pytest.mark.shared_data,
         ),
     ],
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from synthetic import write_jsonl
 from test_delta_lake import count_runs, files_in_logs, files_on_disk, kindex
 
@@ -13,6 +14,7 @@ from kindex_olap.lake.compact import compact, vacuum
 from kindex_olap.lake.store import TABLES
 
 
+@pytest.mark.slow
 def test_vacuum_keeps_recent_files_and_removes_old_ones_when_told(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     for start in (0, 100):

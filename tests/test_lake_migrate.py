@@ -39,6 +39,7 @@ def legacy_rows(lake: Path) -> dict[str, tuple[list[str], list[tuple[Any, ...]]]
     return out
 
 
+@pytest.mark.slow
 def test_a_pre_delta_lake_is_refused_then_migrated(
     tmp_path: Path, make_bundle: BundleFactory
 ) -> None:
@@ -71,6 +72,7 @@ def test_a_pre_delta_lake_is_refused_then_migrated(
     assert again.returncode == 3 and "already" in again.stderr
 
 
+@pytest.mark.slow
 def test_a_killed_migration_leaves_a_pre_delta_lake_that_migrates_later(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     shutil.copytree(FIXTURES / "lake-v1", lake)

@@ -216,6 +216,7 @@ def test_release_without_csv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert "CSV_PATH" in str(info.value)
 
 
+@pytest.mark.slow
 def test_unreachable_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from kindex_olap.importers.liger import pypi
 
@@ -293,6 +294,7 @@ def test_ragged_row_is_counted(tmp_path: Path) -> None:
 # (6) idempotency -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_reimport_writes_nothing_and_newer_adds_only_new(tmp_path: Path) -> None:
     rows = _history().head(1500).to_dicts()
     small = _write_csv(tmp_path / "small.csv", rows[:1000], COLUMNS)
