@@ -228,6 +228,7 @@ def test_as_of_on_query_shell_db_and_export(three_ingests: dict[str, Any]) -> No
     assert len(done.stdout.splitlines()) == 1 + 100
 
 
+@pytest.mark.slow
 def test_as_of_a_commit_that_does_not_exist_says_so(three_ingests: dict[str, Any]) -> None:
     lake = str(three_ingests["lake"])
     done = kindex("sql", "--lake", lake, "--as-of", "7", "SELECT 1", check=False)
@@ -240,6 +241,7 @@ def test_as_of_a_commit_that_does_not_exist_says_so(three_ingests: dict[str, Any
     assert done.returncode == 2 and "neither a lake commit number nor a timestamp" in done.stderr
 
 
+@pytest.mark.slow
 def test_log_lists_the_lake_commits(three_ingests: dict[str, Any]) -> None:
     done = kindex("log", "--lake", str(three_ingests["lake"]), "-f", "json")
     commits = json.loads(done.stdout)
@@ -253,6 +255,7 @@ def test_log_lists_the_lake_commits(three_ingests: dict[str, Any]) -> None:
     assert max(len(line) for line in table.splitlines()) <= 100
 
 
+@pytest.mark.slow
 def test_every_delta_commit_names_its_lake_commit(three_ingests: dict[str, Any]) -> None:
     from deltalake import DeltaTable
 

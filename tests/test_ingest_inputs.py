@@ -651,6 +651,7 @@ ODD: dict[str, Callable[[Bundle], object]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(ODD))
 def test_odd_but_valid_bundle_lands_and_does_no_harm(
     case: str, tmp_path: Path, make_bundle: BundleFactory

@@ -177,6 +177,7 @@ def test_engine_import_stays_light() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text", ["speedup jsd", "speedup jsd b200 bwd", "summary jsd", "latency jsd", "runs jsd h100"]
 )
