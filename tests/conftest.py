@@ -1,12 +1,16 @@
-"""Shared fixtures: the real seed bundles, a factory of mutable bundles, a temporary lake.
+"""Shared fixtures: the real seed bundles, a factory of mutable bundles, a temporary lake, the
+lakes built from the real data, and the golden-file check.
 
-Shared data is read from ../shared beside the repository (never copied into it); everything a
-test writes goes under its tmp_path.
+The real data comes from tests/data (small copies, see tests/realdata.py); only tests marked
+`shared_data` read the full files in ../shared/data. Everything a test writes goes under its
+tmp_path (or, for the session-wide lakes, under the session's base temp folder).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -14,17 +18,24 @@ from typing import Any
 
 import duckdb
 import pytest
+from realdata import (
+    INVALID_EXAMPLES,
+    KERNELINDEX_SLICES,
+    LIGER_HISTORY,
+    REPO,
+    SEEDS,
+    SHARED,
+    SHARED_DATA,
+)
 
 from kindex_olap.lake.store import Lake
 from kindex_olap.lake.tables import read_table
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-SEEDS = SHARED / "seeds"
+__all__ = ["INVALID_EXAMPLES", "LIGER_HISTORY", "SEEDS", "SHARED"]
+
 # The checkout's data folders belong to the README's main job (`scripts/run`); tests never touch
 # them (tests/guard.py fails a test that does).
 CHECKOUT_DATA = (REPO / "data" / "raw", REPO / "data" / "parquet")
-INVALID_EXAMPLES = SHARED / "data" / "kernelindex" / "examples" / "invalid"
 
 # The three seeds by what they measure (file names are KernelIndex's).
 GRPO_SEED = "000_e8e39806e1001f41.txt"  # fused_linear_grpo_loss_token/backward, torch, A100
@@ -40,11 +51,46 @@ def pytest_configure(config: pytest.Config) -> None:
     install(config, CHECKOUT_DATA)
 
 
+CHROMIUM = Path("/usr/bin/chromium")
+# Session fixtures built from the real data (~15-25 s once per session): their tests are slow.
+REAL_LAKES = ("liger_history_lake", "real_lake")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that reads a lake built from the real data is `slow`, however quick its own body:
+    `scripts/test --fast` then builds none of them. Tests that share a module- or
+    session-scoped fixture of their own module join one xdist group (`--dist loadgroup` in
+    scripts/test), so that fixture is built on one worker only; other tests spread freely."""
+    for item in items:
+        if any(name in getattr(item, "fixturenames", ()) for name in REAL_LAKES):
+            item.add_marker(pytest.mark.slow)
+        if _shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    module = item.nodeid.split("::")[0]
+    for defs in getattr(info, "name2fixturedefs", {}).values():
+        fixture = defs[-1]
+        if fixture.scope in ("module", "session") and fixture.baseid == module:
+            return True
+    return False
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """A test of the real data fails loudly when ../shared is missing: a skip would let a
-    checkout without it pass while testing nothing."""
-    if item.get_closest_marker("shared_data") is not None and not (SHARED / "data").is_dir():
-        pytest.fail(f"{SHARED / 'data'} is missing: tests read the real data from ../shared/data")
+    """A test that needs what a bare clone lacks (the full data in ../shared/data, Debian's
+    chromium) is skipped with one line saying what is missing; in CI (the CI variable set),
+    where both are installed, the same absence fails the test instead."""
+    missing = []
+    if item.get_closest_marker("shared_data") is not None and not SHARED_DATA.is_dir():
+        missing.append("../shared/data is absent: this test needs the full files in it")
+    if item.get_closest_marker("browser") is not None and not CHROMIUM.exists():
+        missing.append(f"{CHROMIUM} is absent: this test opens a page in Debian's chromium")
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail("; ".join(missing) + " (CI installs it: see .ci/run)")
+        pytest.skip("; ".join(missing))
 
 
 def read_seed(path: Path) -> tuple[str, dict[str, Any]]:
@@ -61,9 +107,12 @@ def seed_text(display: str, bundle: dict[str, Any]) -> str:
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test runs in UTC and without a lake chosen by the environment."""
+    """Every test runs in UTC, without a lake chosen by the environment, and without a terminal
+    width from it (xdist workers inherit COLUMNS; a test that wants a width sets it)."""
     monkeypatch.setenv("TZ", "UTC")
     monkeypatch.delenv("KINDEX_LAKE", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
     import time
 
     if hasattr(time, "tzset"):
@@ -72,7 +121,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def seed_paths() -> list[Path]:
-    """The three real seed bundles in ../shared/seeds."""
+    """The three real seed bundles (tests/data/seeds)."""
     paths = sorted(SEEDS.glob("*.txt"))
     assert len(paths) == 3, f"expected 3 seeds in {SEEDS}, found {paths}"
     return paths
@@ -105,45 +154,71 @@ def make_bundle() -> BundleFactory:
     return factory
 
 
-LIGER_HISTORY = SHARED / "data" / "liger" / "all_benchmark_data_history.csv"
+def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """A folder that `build` fills once per test session, shared by every xdist worker: the
+    first worker to ask builds it under a lock in the session's base temp folder (the parent of
+    the workers' own), the others wait and reuse it. Tests only read what it holds."""
+    base = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    folder, done = base / f"built-{name}", base / f"built-{name}.done"
+    with (base / f"built-{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
 
 
 @pytest.fixture(scope="session")
 def liger_history_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A lake holding Liger's whole benchmark history (7898 runs), built once per session:
-    tests only read it (one that changes it works on a copy)."""
+    tests only read it (one that changes it works on a copy). Its raw bundles lie beside it."""
     from kindex_olap.importers.liger.convert import import_liger
     from kindex_olap.ingestion.pipeline import ingest
 
-    root = tmp_path_factory.mktemp("liger-history")
-    import_liger(str(LIGER_HISTORY), raw_dir=root / "raw")
-    ingest([root / "raw"], root / "lake")
-    return root / "lake"
+    def build(root: Path) -> None:
+        import_liger(str(LIGER_HISTORY), raw_dir=root / "raw")
+        ingest([root / "raw"], root / "lake")
 
-
-KERNELINDEX_EXPORTS = sorted((SHARED / "data" / "kernelindex").glob("catalog-*.jsonl.zst"))
+    return built_once(tmp_path_factory, "liger-history", build) / "lake"
 
 
 @pytest.fixture(scope="session")
 def real_lake(liger_history_lake: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The whole real lake, built once per session: Liger's history (a copy of
-    liger_history_lake) plus both KernelIndex catalog exports. Tests only read it."""
-    import shutil
-
+    """The real lake, built once per session: Liger's history (a copy of liger_history_lake)
+    plus both KernelIndex catalog exports (their slices in tests/data). Tests only read it."""
     from kindex_olap.importers.kernelindex.convert import import_kernelindex
 
-    root = tmp_path_factory.mktemp("real")
-    shutil.copytree(liger_history_lake, root / "lake")
-    assert len(KERNELINDEX_EXPORTS) == 2, KERNELINDEX_EXPORTS
-    for export in KERNELINDEX_EXPORTS:
-        import_kernelindex(str(export), raw_dir=root / export.name, lake=root / "lake")
-    return root / "lake"
+    def build(root: Path) -> None:
+        shutil.copytree(liger_history_lake, root / "lake")
+        for export in KERNELINDEX_SLICES:
+            import_kernelindex(str(export), raw_dir=root / export.name, lake=root / "lake")
+
+    return built_once(tmp_path_factory, "real", build) / "lake"
 
 
 @pytest.fixture
 def tmp_lake(tmp_path: Path) -> Path:
     """A lake folder (not yet created) under the test's tmp_path."""
     return tmp_path / "lake"
+
+
+GOLDEN = REPO / "tests" / "golden"
+
+
+def assert_golden(name: str, actual: str) -> None:
+    """`actual` equals tests/golden/NAME. A missing golden file fails (a test that wrote it would
+    pass against itself); KINDEX_UPDATE_GOLDEN=1 writes every golden file, missing or not:
+    review the diff like code."""
+    path = GOLDEN / name
+    if os.environ.get("KINDEX_UPDATE_GOLDEN") == "1":
+        path.write_text(actual, encoding="utf-8")
+    if not path.exists():
+        pytest.fail(f"golden file {path} is missing: write it with KINDEX_UPDATE_GOLDEN=1")
+    assert actual == path.read_text(encoding="utf-8")
 
 
 def rows(lake: Path, table: str, where: str = "true") -> list[dict[str, Any]]:

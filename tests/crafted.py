@@ -12,9 +12,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from realdata import SEEDS
+
 from kindex_olap.ingestion.pipeline import ingest
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 JSD_SEED = SEEDS / "001_62d94da41d44ef74.txt"  # jsd/backward, liger, B200, tokens4096
 
 Bundle = dict[str, Any]

@@ -34,6 +34,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(json_values)
 def test_matches_reference_implementation(value: object) -> None:
@@ -46,6 +47,7 @@ def test_matches_reference_implementation(value: object) -> None:
     assert canonical_json(value) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_number_formatting_matches_ecmascript(value: float) -> None:
@@ -114,6 +116,7 @@ numbers = st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1) | st.floats(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(
     st.lists(numbers, max_size=4),
@@ -144,6 +147,7 @@ def test_run_identity_refuses_integers_beyond_the_safe_range() -> None:
         run_identity(_run([123456789012345678], {}))
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(
     st.one_of(

@@ -16,8 +16,6 @@ from kindex_olap.cli.app import app
 from kindex_olap.ingestion.pipeline import iter_rejects
 from kindex_olap.ingestion.sources import KEEP_REJECTED_BYTES
 
-pytestmark = pytest.mark.shared_data
-
 runner = CliRunner()
 
 
@@ -186,6 +184,7 @@ def test_real_process_exit_codes(tmp_path: Path) -> None:
     assert "1 rejected" in bad.stderr
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_parallel_ingest_rolls_back_quietly(tmp_path: Path) -> None:
     """SIGINT to the process group (Ctrl-C in a terminal) while staging processes run: one
     line on stderr, exit 130, no snapshot, no staging left behind."""

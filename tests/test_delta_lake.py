@@ -4,7 +4,6 @@ travel, vacuum, and the migration of a lake written by the pre-Delta kindex."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from conftest import SEEDS, BundleFactory, seed_text
+from realdata import KERNELINDEX_SLICES
 from synthetic import write_jsonl
 
 from kindex_olap.errors import LakeError
@@ -25,13 +24,7 @@ from kindex_olap.query.engine import connect
 from kindex_olap.schema import arrow_schema, column_types, rows_to_arrow
 
 FIXTURES = Path(__file__).parent / "fixtures"
-KERNELINDEX_EXPORT = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "data"
-    / "kernelindex"
-    / "catalog-2026-08-16-94af2ae7.jsonl.zst"
-)
+KERNELINDEX_EXPORT = KERNELINDEX_SLICES[1]  # the kernels-only export (its slice in tests/data)
 # What a speedup is computed from: the comparability keys and the latency statistics.
 RUN_COLUMNS = (
     "run_id, kernel, pass, provider, environment_digest, workload_digest, protocol_digest, "
@@ -133,7 +126,6 @@ def assert_every_engine_agrees(lake: Path) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.shared_data
 def test_other_engines_read_what_kindex_reads(liger_history_lake: Path, tmp_path: Path) -> None:
     """After imports, a second overlapping ingest, compaction and vacuum."""
     from kindex_olap.importers.kernelindex.convert import import_kernelindex
@@ -202,6 +194,7 @@ def count_runs(lake: Path, *as_of: str) -> int:
     return int(done.stdout.splitlines()[1])
 
 
+@pytest.mark.slow
 def test_as_of_reads_an_earlier_lake_commit(three_ingests: dict[str, Any]) -> None:
     lake = three_ingests["lake"]
     # 1 in 1000 synthetic bundles is broken (number 999): none of these
@@ -212,6 +205,7 @@ def test_as_of_reads_an_earlier_lake_commit(three_ingests: dict[str, Any]) -> No
     assert count_runs(lake) == count_runs(lake, "--as-of", "3") == 170
 
 
+@pytest.mark.slow
 def test_as_of_on_query_shell_db_and_export(three_ingests: dict[str, Any]) -> None:
     lake, root = three_ingests["lake"], three_ingests["root"]
     first = Lake(lake).snapshot("1")
@@ -234,6 +228,7 @@ def test_as_of_on_query_shell_db_and_export(three_ingests: dict[str, Any]) -> No
     assert len(done.stdout.splitlines()) == 1 + 100
 
 
+@pytest.mark.slow
 def test_as_of_a_commit_that_does_not_exist_says_so(three_ingests: dict[str, Any]) -> None:
     lake = str(three_ingests["lake"])
     done = kindex("sql", "--lake", lake, "--as-of", "7", "SELECT 1", check=False)
@@ -246,6 +241,7 @@ def test_as_of_a_commit_that_does_not_exist_says_so(three_ingests: dict[str, Any
     assert done.returncode == 2 and "neither a lake commit number nor a timestamp" in done.stderr
 
 
+@pytest.mark.slow
 def test_log_lists_the_lake_commits(three_ingests: dict[str, Any]) -> None:
     done = kindex("log", "--lake", str(three_ingests["lake"]), "-f", "json")
     commits = json.loads(done.stdout)
@@ -259,6 +255,7 @@ def test_log_lists_the_lake_commits(three_ingests: dict[str, Any]) -> None:
     assert max(len(line) for line in table.splitlines()) <= 100
 
 
+@pytest.mark.slow
 def test_every_delta_commit_names_its_lake_commit(three_ingests: dict[str, Any]) -> None:
     from deltalake import DeltaTable
 
@@ -269,97 +266,14 @@ def test_every_delta_commit_names_its_lake_commit(three_ingests: dict[str, Any])
         assert all(len(h.get("kindex.ingest_id", "x" * 12)) == 12 for h in history)
 
 
-def test_vacuum_keeps_recent_files_and_removes_old_ones_when_told(tmp_path: Path) -> None:
-    lake = tmp_path / "lake"
-    for start in (0, 100):
-        ingest([write_jsonl(100, tmp_path / f"{start}.jsonl", start=start)], lake)
-    compact(lake)
-    replaced = files_on_disk(lake) - files_in_logs(lake)
-    assert replaced  # the files compaction replaced are still on disk
-    assert vacuum(lake).removed == dict.fromkeys(TABLES, 0)  # 7 days by default
-    assert count_runs(lake, "--as-of", "1") == 100
-    done = kindex("vacuum", "--lake", str(lake), "--retain", "0")
-    assert "removed" in done.stderr
-    assert files_on_disk(lake) == files_in_logs(lake)
-    assert count_runs(lake) == 200
-    old = kindex("sql", "--lake", str(lake), "--as-of", "1", "SELECT 1", check=False)
-    assert old.returncode == 3 and "can no longer be read" in old.stderr
-
-
-# -- the pre-Delta format ---------------------------------------------------------------------
-
-
-def legacy_rows(lake: Path) -> dict[str, tuple[list[str], list[tuple[Any, ...]]]]:
-    """The tables of a format-1 lake as the pre-Delta kindex read them: columns and rows."""
-    current = int((lake / "_kindex" / "CURRENT").read_text())
-    body = json.loads((lake / "_kindex" / "snapshots" / f"{current:08d}.json").read_text())
-    con = duckdb.connect()
-    out = {}
-    for table, files in body["tables"].items():
-        if files:
-            paths = [str(lake / f) for f in files]
-            cursor = con.execute(
-                "SELECT * FROM read_parquet(?, union_by_name = true) ORDER BY ALL", [paths]
-            )
-            rows = cursor.fetchall()
-            out[table] = ([d[0] for d in cursor.description or []], rows)
-    return out
-
-
-def test_a_pre_delta_lake_is_refused_then_migrated(
-    tmp_path: Path, make_bundle: BundleFactory
-) -> None:
-    lake = tmp_path / "lake"
-    shutil.copytree(FIXTURES / "lake-v1", lake)
-    before = legacy_rows(lake)
-    assert len(before["runs"][1]) == 4 and len(before["rejects"][1]) == 2
-    refused = kindex("sql", "--lake", str(lake), "SELECT 1", check=False)
-    assert refused.returncode == 3
-    assert "pre-Delta format" in refused.stderr and "kindex migrate" in refused.stderr
-    with pytest.raises(LakeError, match="pre-Delta"):
-        ingest([SEEDS], lake)
-    done = kindex("migrate", "--lake", str(lake))
-    assert "migrated" in done.stderr and "4 runs" in done.stderr
-    con = connect(lake)
-    for table, (columns, rows) in before.items():  # every row and value kept, rejects' text
-        # the format-1 columns (columns added since, e.g. runs.samples, are NULL there)
-        listed = ", ".join(f'"{c}"' for c in columns)
-        after = con.execute(f"SELECT {listed} FROM {table} ORDER BY ALL").fetchall()
-        assert after == rows, table
-    con.close()
-    assert not (lake / "_kindex" / "snapshots").exists()
-    assert files_on_disk(lake) == files_in_logs(lake)
-    # the migrated lake goes on: its ingested files are known, a new run lands
-    assert ingest([SEEDS], lake).runs_added == 0
-    (tmp_path / "new.txt").write_text(seed_text("New", make_bundle(variant=7)))
-    assert ingest([tmp_path / "new.txt"], lake).runs_added == 1
-    assert [c.operation for c in Lake(lake).log()] == ["migrate", "ingest"]
-    again = kindex("migrate", "--lake", str(lake), check=False)
-    assert again.returncode == 3 and "already" in again.stderr
-
-
-def test_a_killed_migration_leaves_a_pre_delta_lake_that_migrates_later(tmp_path: Path) -> None:
-    lake = tmp_path / "lake"
-    shutil.copytree(FIXTURES / "lake-v1", lake)
-    before = legacy_rows(lake)
-    env = {**os.environ, "KINDEX_CRASHPOINT": "commit:runs"}
-    command = [sys.executable, "-m", "kindex_olap", "migrate", "--lake", str(lake)]
-    assert subprocess.run(command, env=env, capture_output=True).returncode == -9
-    assert legacy_rows(lake) == before  # still the old lake, readable by the old kindex
-    kindex("migrate", "--lake", str(lake))
-    con = connect(lake)
-    assert con.execute("SELECT count(*) FROM runs").fetchall() == [(4,)]
-    assert files_on_disk(lake) == files_in_logs(lake)
-
-
-# -- the schemas, from sql/schema/tables.sql, in one place ------------------------------------------
+# -- the schemas, from sql/tables.sql, in one place ------------------------------------------
 
 
 def test_column_types_read_from_the_sql_text_match_duckdb() -> None:
     con = duckdb.connect()
     from kindex_olap.sqlfiles import read_sql
 
-    con.execute(read_sql("schema/tables.sql"))
+    con.execute(read_sql("tables.sql"))
     for table in TABLES:
         described = [(r[0], r[1]) for r in con.execute(f"DESCRIBE {table}").fetchall()]
         parsed = column_types()[table]

@@ -19,8 +19,6 @@ from conftest import REPO, SEEDS
 from kindex_olap.ingestion.pipeline import ingest
 from kindex_olap.lake.store import Lake
 
-pytestmark = pytest.mark.shared_data
-
 
 def kindex(
     *args: str, cwd: Path, preexec_fn: Callable[[], None] | None = None
@@ -72,6 +70,7 @@ def test_a_lake_under_sys_is_not_permitted(tmp_path: Path) -> None:
     assert "permission denied" in line and "--lake DIR" in line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "limit",
     [
@@ -93,6 +92,7 @@ def test_a_full_disk_commits_nothing_and_names_the_file(tmp_path: Path, limit: i
     assert "3 runs added" in again.stderr
 
 
+@pytest.mark.slow
 def test_a_truncated_parquet_file_is_named(seeded: Path, tmp_path: Path) -> None:
     damaged = Path(Lake(seeded).snapshot().files("runs")[0])
     damaged.write_bytes(damaged.read_bytes()[:100])
@@ -103,6 +103,7 @@ def test_a_truncated_parquet_file_is_named(seeded: Path, tmp_path: Path) -> None
         assert "ingest the bundles again into a new lake" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("file", "garbage"),
     [
@@ -158,6 +159,7 @@ REACHED = {
 REACHED_ELSEWHERE = {130: "test_ctrl_c_during_a_parallel_ingest_rolls_back_quietly"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("code", "command"), REACHED.items())
 def test_every_documented_exit_code_is_reachable(
     seeded: Path, tmp_path: Path, code: int, command: list[str]

@@ -15,8 +15,6 @@ from kindex_olap.query.compile import Options, run_check, run_query
 from kindex_olap.query.engine import connect
 from tests.conftest import LIGER_HISTORY
 
-pytestmark = pytest.mark.shared_data
-
 
 def _rows(result: Any) -> list[dict[str, Any]]:
     return [dict(zip(result.columns, row, strict=True)) for row in result.rows]

@@ -289,6 +289,7 @@ def import_each(modules: list[str], root: str, path: Path) -> dict[str, str]:
     return dict(json.loads(done.stdout))
 
 
+@pytest.mark.slow
 def test_every_module_imports_on_its_own() -> None:
     # __main__ runs the command line when imported
     modules = sorted(name for name in module_sources() if not name.endswith(".__main__"))

@@ -27,8 +27,6 @@ from kindex_olap.errors import LakeError
 from kindex_olap.ingestion.pipeline import ingest
 from kindex_olap.lake.store import TABLES, Lake
 
-pytestmark = pytest.mark.shared_data
-
 
 def reference_digest(doc: dict) -> str:
     """sha256 of the RFC 8785 form of {apiVersion, kind, spec}, by the reference library."""

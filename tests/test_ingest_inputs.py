@@ -31,8 +31,6 @@ from conftest import (
 from kindex_olap.ingestion.pipeline import IngestReport, ingest, iter_rejects
 from kindex_olap.ingestion.sources import KEEP_REJECTED_BYTES, MAX_DOCUMENT_BYTES
 
-pytestmark = pytest.mark.shared_data
-
 Bundle = dict[str, Any]
 
 COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
@@ -653,6 +651,7 @@ ODD: dict[str, Callable[[Bundle], object]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(ODD))
 def test_odd_but_valid_bundle_lands_and_does_no_harm(
     case: str, tmp_path: Path, make_bundle: BundleFactory

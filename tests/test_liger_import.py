@@ -8,6 +8,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from realdata import LIGER_HISTORY, SEEDS
 
 from kindex_olap.errors import SourceError
 from kindex_olap.importers.liger import convert as L
@@ -20,11 +21,7 @@ from kindex_olap.importers.liger.runs import Converted, Converter
 from kindex_olap.importers.liger.write import DIMENSIONS_FILE
 from kindex_olap.ingestion.pipeline import ingest
 
-LIGER = Path(__file__).parents[1].parent / "shared" / "data" / "liger"
-SEEDS = Path(__file__).parents[1].parent / "shared" / "seeds"
-HISTORY = LIGER / "all_benchmark_data_history.csv"
-
-pytestmark = pytest.mark.shared_data
+HISTORY = LIGER_HISTORY
 
 
 def _history() -> pl.DataFrame:
@@ -55,7 +52,6 @@ def _write_csv(path: Path, rows: list[dict[str, str]], columns: tuple[str, ...])
 # (1) the three seeds, byte for byte -----------------------------------------------------------
 
 
-@pytest.mark.shared_data
 def test_seed_rows_reproduce_seed_files() -> None:
     conversion = L.convert_csvs([HISTORY])
     seeds = sorted(SEEDS.glob("*.txt"))
@@ -69,7 +65,7 @@ def test_seed_rows_reproduce_seed_files() -> None:
         assert bundle_text(run.display, run.bundle) == text, seed.name
 
 
-@pytest.mark.shared_data
+@pytest.mark.slow  # the history_import fixture converts the whole history (~9 s)
 def test_dimension_documents_match_run_digests(history_import) -> None:
     from kindex_olap.model.canonical import document_digest
 
@@ -97,7 +93,7 @@ def test_dimension_documents_match_run_digests(history_import) -> None:
 # (2) counts on the history file ---------------------------------------------------------------
 
 
-@pytest.mark.shared_data
+@pytest.mark.slow  # the history_import fixture converts the whole history (~9 s)
 def test_history_counts(history_import) -> None:
     report, raw = history_import
     frame = _history()
@@ -130,7 +126,6 @@ def test_history_counts(history_import) -> None:
     )
 
 
-@pytest.mark.shared_data
 def test_memory_run_shape() -> None:
     row = _history().filter(pl.col("metric_name") == "memory").row(0, named=True)
     conv = Converter().convert(row)
@@ -160,7 +155,7 @@ CELLS = [  # kernel, mode, GPU, timestamp, axes the workload must have, baseline
 CSV_X = {0: ("BT", "4096"), 1: ("BT", "1024"), 2: ("V", "65536"), 3: ("T", "8192")}
 
 
-@pytest.mark.shared_data
+@pytest.mark.slow  # the history_import fixture converts the whole history (~9 s)
 @pytest.mark.parametrize("index", range(len(CELLS)))
 def test_ratio_matches_csv(history_import, index: int) -> None:
     kernel, mode, gpu, ts, axes, baseline = CELLS[index]
@@ -199,7 +194,6 @@ def test_ratio_matches_csv(history_import, index: int) -> None:
 
 
 @pytest.mark.network
-@pytest.mark.shared_data
 def test_release_085(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     from kindex_olap.importers.liger import pypi
@@ -222,6 +216,7 @@ def test_release_without_csv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert "CSV_PATH" in str(info.value)
 
 
+@pytest.mark.slow
 def test_unreachable_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from kindex_olap.importers.liger import pypi
 
@@ -299,7 +294,7 @@ def test_ragged_row_is_counted(tmp_path: Path) -> None:
 # (6) idempotency -----------------------------------------------------------------------------
 
 
-@pytest.mark.shared_data
+@pytest.mark.slow
 def test_reimport_writes_nothing_and_newer_adds_only_new(tmp_path: Path) -> None:
     rows = _history().head(1500).to_dicts()
     small = _write_csv(tmp_path / "small.csv", rows[:1000], COLUMNS)
@@ -346,15 +341,16 @@ def test_cli_no_ingest(tmp_path: Path) -> None:
     assert bad.exit_code == 6 and "no such CSV file" in bad.output
 
 
-@pytest.mark.shared_data
 @pytest.mark.slow
-def test_history_import_and_ingest_end_to_end(tmp_path: Path) -> None:
+def test_history_import_and_ingest_end_to_end(
+    history_import: tuple[LigerImportReport, Path], tmp_path: Path
+) -> None:
     # Speed is measured by bench/ingest.py against a baseline of the same run: a wall-clock
     # bound here failed whenever the shared machine was busy.
-    report = L.import_liger(str(HISTORY), raw_dir=tmp_path / "raw")
-    result = ingest([tmp_path / "raw"], tmp_path / "lake")
+    report, raw = history_import  # the history imported once for this module
+    result = ingest([raw], tmp_path / "lake")
     assert report.runs == 7898
     assert (result.runs_added, result.rejected) == (7898, 0)
-    again = L.import_liger(str(HISTORY), raw_dir=tmp_path / "raw")
+    again = L.import_liger(str(HISTORY), raw_dir=raw)
     assert again.files_written == 0
-    assert ingest([tmp_path / "raw"], tmp_path / "lake").runs_added == 0
+    assert ingest([raw], tmp_path / "lake").runs_added == 0

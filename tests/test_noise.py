@@ -16,7 +16,7 @@ from typing import Any
 
 import crafted as c
 import pytest
-from conftest import LIGER_HISTORY
+from conftest import LIGER_HISTORY, assert_golden
 from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
@@ -24,9 +24,6 @@ from kindex_olap.query import noise
 from kindex_olap.query.compile import run_query
 from kindex_olap.query.engine import connect
 from kindex_olap.query.noise import settings
-
-GOLDEN = Path(__file__).parent / "golden"
-
 
 # -- the Liger history's back-to-back repeats, from the CSV -----------------------------------
 
@@ -222,12 +219,7 @@ def golden_csv(columns: list[str], rows: list[tuple[Any, ...]], name: str) -> No
     writer.writerow(columns)
     for row in rows:
         writer.writerow([f"{v:.6g}" if isinstance(v, float) else v for v in row])
-    path = GOLDEN / name
-    import os
-
-    if os.environ.get("KINDEX_UPDATE_GOLDEN") == "1" or not path.exists():
-        path.write_text(buffer.getvalue(), encoding="utf-8")
-    assert buffer.getvalue() == path.read_text(encoding="utf-8")
+    assert_golden(name, buffer.getvalue())
 
 
 # -- replicates, samples and the summary on crafted lakes -------------------------------------

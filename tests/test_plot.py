@@ -20,7 +20,7 @@ from kindex_olap.cli.app import app
 from kindex_olap.doors.plot import query_chart
 from kindex_olap.doors.render import vega_bundle
 
-pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 QUERIES = {
     "speedup": "speedup jsd b200",

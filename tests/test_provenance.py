@@ -7,16 +7,12 @@ import csv
 import json
 from pathlib import Path
 
-import pytest
-
 from kindex_olap.importers.liger.convert import import_liger
 from kindex_olap.importers.liger.provenance import PROVENANCE_FILE
 from kindex_olap.importers.liger.read import COLUMNS
 from kindex_olap.ingestion.pipeline import ingest
 from kindex_olap.model.facts import run_identity
 from tests.conftest import LIGER_HISTORY, read_seed, rows
-
-pytestmark = pytest.mark.shared_data
 
 
 def _slice(target: Path, columns: tuple[str, ...] | None, count: int = 400) -> None:

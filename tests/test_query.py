@@ -6,13 +6,12 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
-import os
 import shutil
 from pathlib import Path
 
 import crafted as c
 import pytest
-from conftest import LIGER_HISTORY
+from conftest import LIGER_HISTORY, assert_golden
 from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
@@ -21,18 +20,6 @@ from kindex_olap.ingestion.pipeline import ingest
 from kindex_olap.query.compile import compile_query, load_vocabulary, run_query
 from kindex_olap.query.engine import connect
 from kindex_olap.query.shorthand import parse
-
-GOLDEN = Path(__file__).parent / "golden"
-UPDATE = os.environ.get("KINDEX_UPDATE_GOLDEN") == "1"
-
-
-def golden(name: str, actual: str) -> None:
-    """Compare with tests/golden/NAME; KINDEX_UPDATE_GOLDEN=1 rewrites it (review the diff)."""
-    path = GOLDEN / name
-    if UPDATE:
-        path.write_text(actual, encoding="utf-8")
-    assert path.exists(), f"golden file {path} is missing: write it with KINDEX_UPDATE_GOLDEN=1"
-    assert actual == path.read_text(encoding="utf-8")
 
 
 def invoke(*args: str) -> object:
@@ -151,7 +138,9 @@ def test_golden_sql(pair_lake: Path, name: str) -> None:
     # crafted lakes carry no workload documents: give the vocabulary the axes the shorthand names
     vocab = dataclasses.replace(load_vocabulary(con), axes=("tokens", "vocab"))
     compiled = compile_query(parse(SHORTHANDS[name], vocab))
-    golden(f"sql_{name}.sql", f"{compiled.sql}\n-- parameters: {json.dumps(compiled.params)}\n")
+    assert_golden(
+        f"sql_{name}.sql", f"{compiled.sql}\n-- parameters: {json.dumps(compiled.params)}\n"
+    )
 
 
 @pytest.mark.parametrize("fmt", ["table", "csv", "json", "markdown"])
@@ -160,7 +149,7 @@ def test_golden_formats(pair_lake: Path, fmt: str) -> None:
         app, ["query", "speedup jsd b200", "--lake", str(pair_lake), "--format", fmt]
     )
     assert result.exit_code == 0, result.stderr
-    golden(
+    assert_golden(
         f"speedup_jsd_b200.{'txt' if fmt == 'table' else 'md' if fmt == 'markdown' else fmt}",
         result.stdout,
     )
@@ -206,7 +195,6 @@ def csv_median(source: list[dict[str, str]], provider: str, mode: str, tokens: s
     return value
 
 
-@pytest.mark.shared_data
 @pytest.mark.slow
 def test_jsd_b200_ratios_match_the_csv(liger_lake: Path) -> None:
     result = run_query("speedup jsd b200", liger_lake)
@@ -224,7 +212,6 @@ def test_jsd_b200_ratios_match_the_csv(liger_lake: Path) -> None:
     assert checked == len(rows) >= 12
 
 
-@pytest.mark.shared_data
 @pytest.mark.slow
 def test_summary_kl_div_is_per_gpu(liger_lake: Path) -> None:
     result = run_query("summary kl_div", liger_lake)
@@ -236,7 +223,6 @@ def test_summary_kl_div_is_per_gpu(liger_lake: Path) -> None:
     assert all(r["geomean_speedup"] > 0 and r["cases"] >= 1 for r in rows)
 
 
-@pytest.mark.shared_data
 @pytest.mark.slow
 def test_real_pairs_never_cross_comparability_keys(liger_lake: Path) -> None:
     con = connect(liger_lake)

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CHROMIUM
 from pictures import png_size_and_rows
 from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
 from kindex_olap.query.compile import run_query
 
-pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
-CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",  # CI runs as root
     "--headless",
@@ -56,9 +56,8 @@ def test_report_holds_the_lake(report: Path, real_lake: Path) -> None:
     assert "The comparability rule" in html
 
 
+@pytest.mark.browser
 def test_report_opens_offline_in_chromium(report: Path) -> None:
-    if not CHROMIUM.exists():
-        pytest.fail("/usr/bin/chromium is missing: apt-get install -y chromium (.ci/run does)")
     from playwright.sync_api import sync_playwright
 
     html = report.read_text(encoding="utf-8")
@@ -105,6 +104,7 @@ def _sorts_by_click(page: Any, section: str) -> bool:
     return values == sorted(values) and len(values) > 1
 
 
+@pytest.mark.browser
 def test_plot_html_renders_offline(liger_history_lake: Path, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 

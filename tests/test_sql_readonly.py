@@ -33,6 +33,7 @@ def test_reading_the_lake_files_directly_is_allowed(lake: Path) -> None:
     assert result.rows == [(2,)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sql",
     [

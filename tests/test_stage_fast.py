@@ -15,9 +15,10 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import LIGER_HISTORY, SEEDS, SHARED
+from conftest import SEEDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from realdata import KERNELINDEX_SLICES, export_rows
 
 from kindex_olap.ingestion.sources import (
     Document,
@@ -28,7 +29,15 @@ from kindex_olap.ingestion.sources import (
 )
 from kindex_olap.ingestion.stage import ChunkResult, stage_chunk
 
-KERNELINDEX_EXPORT = SHARED / "data" / "kernelindex" / "catalog-2026-08-16-0022af0b.jsonl.zst"
+KERNELINDEX_EXPORT = KERNELINDEX_SLICES[0]  # the export with serving runs (its slice)
+LIGER_RUNS = 7898  # runs in Liger's history CSV (tests/data/README.md)
+
+
+def _real_runs() -> int:
+    """Runs in the real data staged here: Liger's history, the export (counted from its
+    lines), the seeds."""
+    seeds = len(list(SEEDS.glob("*.txt")))
+    return LIGER_RUNS + export_rows(KERNELINDEX_EXPORT)["benchmark_runs"] + seeds
 
 
 def _outcome(result: ChunkResult) -> tuple[list[Any], list[str], dict[str, Any]]:
@@ -49,30 +58,42 @@ def _assert_same(docs: list[Document], verify: bool = False) -> ChunkResult:
 
 
 @pytest.fixture(scope="session")
-def real_documents(tmp_path_factory: pytest.TempPathFactory) -> list[Document]:
-    """Bundles converted from Liger's CSV history and a KernelIndex export, plus the seeds."""
+def real_documents(
+    liger_history_lake: Path, tmp_path_factory: pytest.TempPathFactory
+) -> list[Document]:
+    """Bundles converted from Liger's CSV history (the raw folder conftest's liger_history_lake
+    was ingested from: converted once per session) and a KernelIndex export, plus the seeds."""
     from kindex_olap.importers.kernelindex.convert import import_kernelindex
-    from kindex_olap.importers.liger.convert import import_liger
 
     raw = tmp_path_factory.mktemp("raw")
-    import_liger(str(LIGER_HISTORY), raw_dir=raw / "liger")
     import_kernelindex(str(KERNELINDEX_EXPORT), raw_dir=raw / "kernelindex", ingest=False)
-    paths = [*discover_names([raw]), *sorted(SEEDS.glob("*.txt"))]
+    seeds = sorted(SEEDS.glob("*.txt"))
+    paths = [*discover_names([raw]), *discover_names([liger_raw(liger_history_lake)]), *seeds]
     docs = [d for p in paths for d in read_documents(p) if isinstance(d, Document)]
-    assert len(docs) > 15_000
+    assert len(docs) >= _real_runs()  # every run's bundle, and the exports' dimension documents
     return docs
 
 
+def liger_raw(liger_history_lake: Path) -> Path:
+    """The folder of Liger bundles that liger_history_lake was ingested from."""
+    return liger_history_lake.parent / "raw"
+
+
 def test_fast_path_stages_real_bundles_exactly_as_the_general_path(
-    real_documents: list[Document],
+    real_documents: list[Document], liger_history_lake: Path
 ) -> None:
     fast = _assert_same(real_documents)
     runs = len(fast.lines)
-    assert runs > 15_000
+    assert runs >= _real_runs()
     # Most real runs take the fast path (else it silently stopped working): every Liger run;
     # KernelIndex runs with a number below 1e-4 (spelled differently by RFC 8785) do not.
     assert fast.fast > 0.85 * runs, (fast.fast, runs)
-    liger = [d for d in real_documents if "/liger/liger_" in d.path]  # its bundles
+    folder = liger_raw(liger_history_lake)
+    liger = [  # its bundles
+        d
+        for d in real_documents
+        if Path(d.path).parent == folder and Path(d.path).name.startswith("liger_")
+    ]
     assert stage_chunk(liger, False, 0).fast == len(liger) > 7_000
 
 

@@ -23,7 +23,7 @@ from kindex_olap.cli.app import app
 from kindex_olap.cli.table import render, shorten
 from kindex_olap.query.compile import run_query
 
-pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 KINDEX = Path(sys.executable).parent / "kindex"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -120,6 +120,7 @@ def test_default_pairs_the_newest_runs(two_releases: Path) -> None:
     assert str(row["candidate_observed_at"]).startswith("2026-05-01")
 
 
+@pytest.mark.slow
 def test_version_pins_and_all_lists_every_same_version_pair(two_releases: Path) -> None:
     (row,) = speedups(two_releases, version="0.7.0")
     assert (row["speedup"], row["candidate_version"]) == (2.0, "0.7.0")
@@ -140,6 +141,7 @@ def test_memory_ratios(tmp_path: Path) -> None:
     assert row["verdict"] == "smaller"
 
 
+@pytest.mark.slow
 def test_views_see_a_new_ingest_without_rebuilding(tmp_path: Path) -> None:
     lake = c.ingest_bundles(tmp_path / "a", [c.run("liger")], tmp_path / "lake")
     assert speedups(lake) == []
@@ -175,6 +177,7 @@ def test_engine_import_stays_light() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text", ["speedup jsd", "speedup jsd b200 bwd", "summary jsd", "latency jsd", "runs jsd h100"]
 )

@@ -1,18 +1,17 @@
 """The analyst's doors on a lake built from Liger's real benchmark history: the DuckDB CLI with
-kindex's init SQL, a `kindex db` file opened from elsewhere, exported Parquet read without
-kindex, the Python API, and docs that describe every column and whose commands run.
+kindex's init SQL (kindex_olap.doors.shell), a `kindex db` file opened from elsewhere, the Python
+API, and docs that describe every column and whose commands run (`kindex export`: in
+test_doors_export.py).
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ import pytest
 from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
-from kindex_olap.doors.export import ExportFormat
 from kindex_olap.doors.shell import CLI_STORAGE_VERSION, find_cli
 from kindex_olap.errors import ConfigError
 from kindex_olap.lake.store import TABLES, Lake
@@ -40,7 +38,7 @@ CLI_SQL = (
 )
 KEY = ("kernel", "pass", "gpu", "shape", "candidate", "baseline")
 
-pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -192,100 +190,6 @@ def test_db_refuses_to_overwrite_without_force(lake: Path, tmp_path: Path) -> No
     assert target.read_text() == "precious"
     invoke("db", str(target), "--lake", str(lake), "--force")
     assert target.stat().st_size > 0 and target.read_bytes() != b"precious"
-
-
-# -- kindex export ----------------------------------------------------------------------------
-
-# Runs in a fresh interpreter: reads the export with polars and pyarrow, and kindex never loads.
-READER = textwrap.dedent(
-    """
-    import json, re, sys
-    from pathlib import Path
-    import polars as pl
-    import pyarrow.parquet as pq
-
-    folder = Path(sys.argv[1])
-    readme = (folder / "README.md").read_text()
-    out = {"readme": {}}
-    for name in ("speedups", "runs"):
-        section = readme.split(f"## {name}.parquet", 1)[1].split("\\n## ", 1)[0]
-        rows = re.findall(r"^\\| ([a-zA-Z_0-9]+) \\| (.+?) \\|", section, re.M)
-        out["readme"][name] = rows[1:]  # after the header row
-        frame = pl.read_parquet(folder / f"{name}.parquet")
-        table = pq.read_table(folder / f"{name}.parquet")
-        meta = pq.ParquetFile(folder / f"{name}.parquet").metadata
-        kernel = table.schema.names.index("kernel")
-        out[name] = {
-            "polars": frame.columns,
-            "pyarrow": table.schema.names,
-            "rows": frame.to_dicts() if name == "speedups" else frame.height,
-            "codecs": sorted({meta.row_group(i).column(c).compression
-                              for i in range(meta.num_row_groups)
-                              for c in range(meta.num_columns)}),
-            "kernel_ranges": [[meta.row_group(i).column(kernel).statistics.min,
-                               meta.row_group(i).column(kernel).statistics.max]
-                              for i in range(meta.num_row_groups)],
-        }
-    assert not any(m.startswith("kindex") for m in sys.modules), "kindex must not load"
-    print(json.dumps(out, default=str))
-    """
-)
-
-
-def read_export(folder: Path) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, "-c", READER, str(folder)],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout)
-
-
-def test_exported_parquet_matches_its_dictionary_and_kindex_query(
-    lake: Path, tmp_path: Path
-) -> None:
-    invoke("export", "--out", str(tmp_path / "x"), QUERY, "--lake", str(lake))
-    read = read_export(tmp_path / "x")
-    for name in ("speedups", "runs"):
-        dictionary = [column for column, _ in read["readme"][name]]
-        assert read[name]["polars"] == read[name]["pyarrow"] == dictionary
-        assert read[name]["codecs"] == ["ZSTD"]
-    plain = {"gpu", "kernel", "pass", "shape", "candidate_name", "baseline_name", "axis_tokens"}
-    assert plain <= set(read["speedups"]["polars"])
-    expected = query_rows(lake)
-    assert_same_speedups(read["speedups"]["rows"], expected)
-    ms = {k: r["candidate_ms"] for k, r in by_key(expected).items()}
-    for key, row in by_key(read["speedups"]["rows"]).items():
-        assert row["candidate_ns"] / 1e6 == pytest.approx(ms[key])
-    assert read["runs"]["rows"] == len(query_rows(lake, "runs jsd b200"))
-
-
-def test_full_export_is_sorted_for_row_group_pruning(lake: Path, tmp_path: Path) -> None:
-    invoke("export", "--out", str(tmp_path / "all"), "--lake", str(lake))
-    read = read_export(tmp_path / "all")
-    with connect(lake) as con:
-        total = con.execute("SELECT count(*) FROM speedups").fetchone()
-    assert len(read["speedups"]["rows"]) == (total or [0])[0]
-    ranges = read["speedups"]["kernel_ranges"]
-    assert len(ranges) > 1
-    assert all(a[1] <= b[0] for a, b in itertools.pairwise(ranges))
-    # every column documented with a type and a meaning
-    readme = (tmp_path / "all" / "README.md").read_text()
-    assert "## Comparability rule" in readme and "protocol digest" in readme
-    assert not re.search(r"^\| \w+ \| [^|]+ \| [^|]* \|\s*\|$", readme, re.M)
-
-
-def test_csv_export_has_the_dictionary_columns(lake: Path, tmp_path: Path) -> None:
-    invoke(
-        "export", "-o", str(tmp_path / "c"), "summary b200", "--format", "csv", "--lake", str(lake)
-    )
-    header = (tmp_path / "c" / "speedups.csv").read_text().splitlines()[0].split(",")
-    readme = (tmp_path / "c" / "README.md").read_text()
-    section = readme.split("## speedups.csv", 1)[1].split("\n## ", 1)[0]
-    assert header == re.findall(r"^\| ([A-Za-z_0-9]+) \|", section, re.M)[1:]
-    assert {f.value for f in ExportFormat} == {"parquet", "csv"}
 
 
 # -- Python API -------------------------------------------------------------------------------
