@@ -266,14 +266,14 @@ def test_every_delta_commit_names_its_lake_commit(three_ingests: dict[str, Any])
         assert all(len(h.get("kindex.ingest_id", "x" * 12)) == 12 for h in history)
 
 
-# -- the schemas, from sql/tables.sql, in one place ------------------------------------------
+# -- the schemas, from sql/schema/tables.sql, in one place -----------------------------------
 
 
 def test_column_types_read_from_the_sql_text_match_duckdb() -> None:
     con = duckdb.connect()
     from kindex_olap.sqlfiles import read_sql
 
-    con.execute(read_sql("tables.sql"))
+    con.execute(read_sql("schema/tables.sql"))
     for table in TABLES:
         described = [(r[0], r[1]) for r in con.execute(f"DESCRIBE {table}").fetchall()]
         parsed = column_types()[table]
