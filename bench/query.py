@@ -35,7 +35,7 @@ import duckdb
 import orjson
 
 REPO = Path(__file__).resolve().parents[1]
-SEED = REPO.parent / "shared" / "seeds" / "001_62d94da41d44ef74.txt"
+SEED = REPO / "tests" / "data" / "seeds" / "001_62d94da41d44ef74.txt"
 KERNELS = [f"kernel{i:02d}" for i in range(39)] + ["jsd"]
 PROVIDERS = ["liger", "torch", "huggingface"]
 PASSES = ["forward", "backward", "full"]

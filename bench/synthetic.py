@@ -23,8 +23,9 @@ import orjson
 
 from kindex_olap.model.canonical import document_digest
 
-# the three real bundles beside the repository (../shared/seeds), also committed as data/raw
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+# the three real seed bundles, committed with the tests (tests/data/seeds; also in data/raw, which
+# the tests must not read: tests/guard.py)
+SEEDS = Path(__file__).resolve().parents[1] / "tests" / "data" / "seeds"
 KERNELS = [f"kernel_{i:02d}" for i in range(36)] + ["jsd", "kl_div", "cross_entropy", "rms_norm"]
 PROVIDERS = ["liger", "torch", "huggingface", "torchcompile", "triton", "cutedsl"]
 GPUS = [

@@ -83,8 +83,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     chromium) is skipped with one line saying what is missing; in CI (the CI variable set),
     where both are installed, the same absence fails the test instead."""
     missing = []
-    if item.get_closest_marker("shared_data") is not None and not SHARED_DATA.is_dir():
-        missing.append("../shared/data is absent: this test needs the full files in it")
+    shared = item.get_closest_marker("shared_data")
+    if shared is not None and not SHARED_DATA.is_dir():
+        needs = shared.args[0] if shared.args else "the full files in it"
+        missing.append(f"../shared/data is absent: this test needs {needs}")
     if item.get_closest_marker("browser") is not None and not CHROMIUM.exists():
         missing.append(f"{CHROMIUM} is absent: this test opens a page in Debian's chromium")
     if missing:

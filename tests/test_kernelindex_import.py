@@ -42,7 +42,7 @@ class Exports:
         pytest.param(
             Exports(*KERNELINDEX_FULL, full=True),
             id="full",
-            marks=pytest.mark.shared_data,
+            marks=pytest.mark.shared_data("the full KernelIndex exports"),
         ),
     ],
 )
