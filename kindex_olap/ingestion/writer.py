@@ -166,11 +166,14 @@ class BatchWriter:
             "SELECT * REPLACE (getvariable('ingested_at')::TIMESTAMP AS rejected_at) "
             "FROM read_parquet(getvariable('reject_parts'))"
         )
-        # Sorting millions of rejects took 440 MB under MEMORY_LIMIT; they are few columns and
-        # spill well, so they get less room.
+        # Sorting 1M rejects took 440 MB under MEMORY_LIMIT on every thread; on one thread,
+        # with less room, they spill (4M rejects: 504 MiB peak RSS at 256 MB, 128 MB on every thread ran
+        # out of memory).
+        self._run("SET threads = 1")
         self._run("SET memory_limit = ?", [REJECTS_MEMORY_LIMIT])
         write_relation(self.tx, "rejects", rows)
         self._run("SET memory_limit = ?", [MEMORY_LIMIT])
+        self._run("RESET threads")
 
     def write_files(self, rows: list[dict[str, Any]]) -> None:
         if not rows:
