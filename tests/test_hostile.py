@@ -387,3 +387,29 @@ def test_sql_cannot_read_the_temp_directory(
     assert "INSTALL statements are refused" in install.stderr
     many = runner.invoke(app, ["sql", "SELECT 1; SELECT 2", "--lake", str(lake)])
     assert many.exit_code == 5 and "runs one statement; 2 were given" in many.stderr
+
+
+def test_liger_names_that_cannot_name_a_run_are_skipped(tmp_path: Path) -> None:
+    import csv
+    import io
+
+    from realdata import liger_csv
+
+    text = liger_csv("all_benchmark_data.csv").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    good = next(r for r in rows if r["kernel_name"] == "jsd")
+    bad = [
+        {**good, "kernel_name": "jsd/evil"},
+        {**good, "kernel_name": "k" * 300},
+        {**good, "kernel_provider": "liger\x1b[2J"},
+    ]
+    path = tmp_path / "all_benchmark_data.csv"
+    with path.open("w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=list(good))
+        writer.writeheader()
+        writer.writerows([good, *bad])
+    result = CliRunner().invoke(
+        app, ["import", "liger", str(path), "--no-ingest", "--raw", str(tmp_path / "raw")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "bad_name 3" in result.stderr
