@@ -601,11 +601,6 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
         raise QueryError(f"SQL does not parse: {e}") from e
     if not parsed:
         raise QueryError("no SQL statement given")
-    if len(parsed) > 1:
-        raise QueryError(
-            f"`kindex sql` runs one statement; {len(parsed)} were given",
-            hint="run each statement on its own (or join them with UNION ALL or a WITH clause)",
-        )
     for statement in parsed:
         kind = statement.type.name
         if kind not in _ALLOWED_STATEMENTS:
@@ -617,6 +612,11 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
             )
         if kind == "EXPLAIN":
             check_read_only(con, _EXPLAIN_PREFIX.sub("", statement.query, count=1))
+    if len(parsed) > 1:
+        raise QueryError(
+            f"`kindex sql` runs one statement; {len(parsed)} were given",
+            hint="run each statement on its own (or join them with UNION ALL or a WITH clause)",
+        )
 
 
 def run_sql(
