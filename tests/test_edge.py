@@ -186,8 +186,20 @@ def documented_codes(text: str) -> set[int]:
     return {int(code) for code in re.findall(r"(?:^|;)\s*(\d+)\s", paragraph)}
 
 
+def readme_codes(text: str) -> set[int]:
+    """The codes of the README's one exit-code table (`| N | meaning | commands |` rows)."""
+    section = text.split("### Exit codes", 1)[1]
+    table = next(part for part in section.split("\n\n") if part.startswith("| code"))
+    return {int(code) for code in re.findall(r"^\|\s*(\d+)\s*\|", table, re.MULTILINE)}
+
+
+# `kindex check`'s own code (nothing was tested), documented in the README's table; the edge
+# never produces it.
+CHECK_ONLY = {7}
+
+
 def test_the_documented_exit_codes_are_the_reachable_ones() -> None:
-    readme = documented_codes((REPO / "README.md").read_text(encoding="utf-8"))
+    readme = readme_codes((REPO / "README.md").read_text(encoding="utf-8")) - CHECK_ONLY
     edge = documented_codes((REPO / "kindex_olap" / "cli" / "edge.py").read_text(encoding="utf-8"))
     assert readme == edge == REACHED.keys() | REACHED_ELSEWHERE.keys()
     elsewhere = (REPO / "tests" / "test_cli_ingest.py").read_text(encoding="utf-8")

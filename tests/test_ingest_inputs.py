@@ -626,7 +626,8 @@ ODD: dict[str, Callable[[Bundle], object]] = {
         )
         or b.update(display="Fünf 五")
     ),
-    "nul_and_newlines_in_title": lambda b: b["run"]["metadata"].update(title="a\u0000b\nc\td"),
+    # control characters in a title are rejected (issue 26: names are printed); odd spaces are not
+    "odd_spaces_in_title": lambda b: b["run"]["metadata"].update(title="a\u2028b\u00a0c\u3000d"),
     "product_dot_dot": lambda b: b["environment"]["spec"]["hardware"].update(product="../../x"),
     "product_with_slash": lambda b: b["environment"]["spec"]["hardware"].update(
         product="NVIDIA/../../H100 80GB/x"

@@ -54,8 +54,12 @@ def ingest(
         float, typer.Option(help="Seconds to wait for another writer.")
     ] = 600.0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    follow_symlinks: Annotated[
+        bool, typer.Option(help="Read symbolic links that lead out of an input folder.")
+    ] = False,
 ) -> None:
     """Ingest bundles into the lake, e.g. `kindex ingest data/raw --lake data/parquet`."""
+    from kindex_olap.cli.output import printable
     from kindex_olap.ingestion.pipeline import ingest as run_ingest
 
     with _progress(quiet) as progress:
@@ -66,10 +70,15 @@ def ingest(
             progress=progress,
             on_wait=lambda message: typer.echo(message, err=True),
             lock_timeout=lock_timeout,
+            follow_symlinks=follow_symlinks,
         )
+    for warning in report.warnings[:10]:
+        typer.echo(f"warning: {printable(warning)}", err=True)
+    if len(report.warnings) > 10:
+        typer.echo(f"... and {len(report.warnings) - 10} more warnings", err=True)
     for reject in report.rejects[:10]:
         where = f"{reject.source_file}:{reject.line}" if reject.line else reject.source_file
-        typer.echo(f"rejected {where}: {reject.reason}", err=True)
+        typer.echo(f"rejected {printable(where)}: {printable(reject.reason)}", err=True)
     if report.rejected > 10:
         typer.echo(f"... and {report.rejected - 10} more: see `kindex rejects`", err=True)
     typer.echo(report.summary(), err=True)
@@ -82,18 +91,20 @@ def rejects(
     lake: LakeOption = None,
     limit: Annotated[int, typer.Option(help="Show at most this many.")] = 50,
     text: Annotated[
-        bool, typer.Option("--text", help="Also print what was kept of each (up to 1 MiB).")
+        bool, typer.Option("--text", help="Also print what was kept of each (up to 64 KiB).")
     ] = False,
 ) -> None:
     """List documents kept aside by ingest, with file, line and reason: `kindex rejects`."""
+    from kindex_olap.cli.output import printable
     from kindex_olap.ingestion.pipeline import iter_rejects
 
     rows = list(iter_rejects(lake))
     for row in rows[:limit]:
         where = f"{row['source_file']}:{row['line']}" if row["line"] else row["source_file"]
-        typer.echo(f"{where}\t{row['reason']}")
+        typer.echo(f"{printable(where)}\t{printable(row['reason'])}")
         if text and row["text"]:
-            typer.echo("".join(f"    {line}\n" for line in row["text"].splitlines()), nl=False)
+            lines = row["text"].splitlines()
+            typer.echo("".join(f"    {printable(line)}\n" for line in lines), nl=False)
     typer.echo(f"{len(rows)} rejected document(s)", err=True)
 
 

@@ -89,6 +89,9 @@ def export(
         FileFormat, typer.Option("--format", "-f", help="File format.", case_sensitive=False)
     ] = FileFormat.parquet,
     as_of: AsOfOption = None,
+    overwrite: Annotated[
+        bool, typer.Option(help="Write into a folder that holds files, replacing the export's.")
+    ] = False,
 ) -> None:
     """Export speedups and runs with a data dictionary: `kindex export --out exports "speedup jsd"`.
 
@@ -98,7 +101,9 @@ def export(
     from kindex_olap.doors.export import ExportFormat
     from kindex_olap.doors.export import export as run_export
 
-    report = run_export(out, query, lake, fmt=ExportFormat(fmt.value), as_of=as_of)
+    report = run_export(
+        out, query, lake, fmt=ExportFormat(fmt.value), as_of=as_of, overwrite=overwrite
+    )
     typer.echo(report.summary(), err=True)
 
 

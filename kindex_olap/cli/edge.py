@@ -89,7 +89,9 @@ def _describe_os_error(error: OSError) -> str:
             f"permission denied:{where} ({reason}); choose a folder you can write, e.g. --lake DIR"
         )
     if error.errno in (errno.ENOENT, errno.ENOTDIR):
-        return f"{reason}:{where} (check the path; a new lake's parent folder must exist and be writable)"
+        return (
+            f"{reason}:{where} (check the path: it, or the folder it is written into, must exist)"
+        )
     return f"{reason}:{where}" if where else reason
 
 

@@ -29,6 +29,15 @@ ImportLakeOption = Annotated[
     ),
 ]
 
+TimeoutOption = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        help="Seconds that every download of this import may take in all (URLs only).",
+        min=1,
+    ),
+]
+
 
 @import_app.callback()
 def _group() -> None:
@@ -57,17 +66,20 @@ def liger(
         Path | None, typer.Option("--report", help="Write each skipped row with its reason here.")
     ] = None,
     lake: ImportLakeOption = None,
+    timeout: TimeoutOption = 300.0,
 ) -> None:
     """Convert Liger-Kernel benchmark rows into KernelIndex bundles and ingest them."""
+    from kindex_olap.importers.download import deadline
     from kindex_olap.importers.liger.convert import import_liger
 
-    result = import_liger(
-        csv_path_or_url,
-        release=release,
-        all_releases=all_releases,
-        raw_dir=raw,
-        report_path=report,
-    )
+    with deadline(timeout):
+        result = import_liger(
+            csv_path_or_url,
+            release=release,
+            all_releases=all_releases,
+            raw_dir=raw,
+            report_path=report,
+        )
     typer.echo(result.summary(), err=True)
     if report is not None:
         typer.echo(f"skipped rows listed in {report}", err=True)
@@ -99,16 +111,19 @@ def kernelindex(
         typer.Option("--report", help="Write every verification finding here (JSON Lines)."),
     ] = None,
     lake: ImportLakeOption = None,
+    timeout: TimeoutOption = 300.0,
 ) -> None:
     """Import a KernelIndex catalog export: bundles, dimensions and serving runs, verified.
 
     Example: kindex import kernelindex catalog-2026-08-16-0022af0b.jsonl.zst --report findings.jsonl
     """
+    from kindex_olap.importers.download import deadline
     from kindex_olap.importers.kernelindex.convert import import_kernelindex
 
-    result = import_kernelindex(
-        export, raw_dir=raw, ingest=not no_ingest, lake=lake, report_path=report
-    )
+    with deadline(timeout):
+        result = import_kernelindex(
+            export, raw_dir=raw, ingest=not no_ingest, lake=lake, report_path=report
+        )
     typer.echo(result.summary(), err=True)
     if report is not None:
         typer.echo(f"findings listed in {report}", err=True)

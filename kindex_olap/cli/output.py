@@ -9,6 +9,7 @@ import csv
 import datetime as dt
 import enum
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -32,7 +33,18 @@ def cell(value: Any) -> str:
         return f"{value:.4g}"
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M")
-    return str(value)
+    return printable(str(value))
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` with every control character spelled as an escape (`\\x1b`, `\\n`): a terminal
+    escape in a name (ingest refuses them; SQL can make them) must never reach the terminal."""
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def write(
@@ -67,6 +79,8 @@ def _csv_value(value: Any) -> Any:
     plain_value = plain(value)
     if isinstance(plain_value, dict | list):
         return json.dumps(plain_value, sort_keys=True)
+    if isinstance(plain_value, str):
+        return printable(plain_value)
     return plain_value
 
 
@@ -78,7 +92,7 @@ def _markdown(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO
     def line(values: Sequence[str]) -> str:
         return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |\n"
 
-    out.write(line(list(columns)))
+    out.write(line([printable(c) for c in columns]))
     out.write("|" + "|".join("---" for _ in columns) + "|\n")
     for row in rows:
         out.write(line([cell(v) for v in row]))
@@ -94,6 +108,8 @@ def _table(
     from kindex_olap.cli.table import render, terminal_width, wants_color
 
     width = terminal_width(out)
+    columns = [printable(c) for c in columns]
+    rows = [[printable(v) if isinstance(v, str) else v for v in row] for row in rows]
     table = render(columns, rows, verb, width=width, color=wants_color(out), wide=wide)
     out.write("".join(line + "\n" for line in table.lines))
     return table.notes(width)

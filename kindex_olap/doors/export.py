@@ -23,7 +23,7 @@ from typing import Any
 import duckdb
 
 from kindex_olap.atomic import write_atomic
-from kindex_olap.errors import from_duckdb
+from kindex_olap.errors import ConfigError, from_duckdb
 from kindex_olap.query.compile import Options, _filters, load_vocabulary
 from kindex_olap.query.engine import VIEWS_FILE, connect, quote_identifier, snapshot_of
 from kindex_olap.query.shorthand import Query, parse
@@ -161,12 +161,14 @@ def export(
     fmt: ExportFormat = ExportFormat.parquet,
     options: Options = Options(),
     as_of: str | None = None,
+    overwrite: bool = False,
 ) -> ExportReport:
-    """Write speedups and runs (all, or what shorthand `query` selects) and README.md to `out`.
+    """Write speedups and runs (all, or what shorthand `query` selects) and README.md to `out`,
+    a new or empty folder (`overwrite` lets it replace what a folder holds).
 
     export("exports/jsd", "speedup jsd b200", "data/parquet")
     """
-    folder = Path(out).expanduser().resolve()
+    folder = export_folder(out, overwrite)
     folder.mkdir(parents=True, exist_ok=True)
     report = ExportReport(folder, query=query)
     # read_only=False: the locked-down connection may not write outside the lake
@@ -182,6 +184,26 @@ def export(
         con.close()
     write_atomic(folder / "README.md", readme(report, commit).encode("utf-8"))
     return report
+
+
+def export_folder(out: str | os.PathLike[str], overwrite: bool) -> Path:
+    """The folder an export may write: never `/` or the current folder (an empty --out is the
+    current folder), and a folder that holds anything only with `overwrite`, since the export
+    replaces README.md and its data files there."""
+    if not os.fspath(out).strip():
+        raise ConfigError("--out is empty", hint="name a new folder, e.g. --out export/")
+    folder = Path(out).expanduser().resolve()
+    if folder == Path(folder.anchor) or folder == Path.cwd().resolve():
+        raise ConfigError(
+            f"refusing to export into {folder}: it is the root or the current folder",
+            hint="name a new folder, e.g. --out export/",
+        )
+    if folder.is_dir() and not overwrite and any(folder.iterdir()):
+        raise ConfigError(
+            f"{folder} is not empty: an export writes README.md and its data files there",
+            hint="name a new or empty folder, or pass --overwrite to replace its files",
+        )
+    return folder
 
 
 def _export_one(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ def html_page(title: str, charts: list[tuple[str, dict[str, Any]]]) -> str:
     from html import escape
 
     divs = "".join(f'<div id="{escape(i)}"></div>' for i, _ in charts)
-    specs = json.dumps({i: full_spec(s) for i, s in charts}).replace("</", "<\\/")
+    specs = inline_json({i: full_spec(s) for i, s in charts})
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
         f"<script>{vega_bundle()}</script></head><body>{divs}"
@@ -50,6 +51,25 @@ def html_page(title: str, charts: list[tuple[str, dict[str, Any]]]) -> str:
         "vegaEmbed('#'+id,s,{actions:false,renderer:'svg'}).catch(e=>console.error(e));})()"
         "</script></body></html>"
     )
+
+
+# Inside <script>, `<!--`, `<script` and `</script` change how the HTML parser finds the end of
+# the element; U+2028/9 end a line in older JavaScript. JSON allows \uXXXX for any of them.
+_INLINE_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+_INLINE = re.compile("[<>&\u2028\u2029]")
+
+
+def inline_json(value: Any) -> str:
+    """`value` as JSON that is safe inside an HTML <script> element: every `<`, `>` and `&` as a
+    \\u escape, so no string in it (a kernel named `<!--<script>`) can end or reopen the element."""
+    text = json.dumps(value, separators=(",", ":"))
+    return _INLINE.sub(lambda m: _INLINE_ESCAPES[m.group()], text)
 
 
 def vega_bundle() -> str:

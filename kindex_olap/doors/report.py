@@ -10,9 +10,7 @@ so a report of thousands of cells opens at once.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -21,7 +19,7 @@ from typing import Any
 from kindex_olap.doors.columns import INTERVALS, VERB_COLUMNS
 from kindex_olap.doors.plot import chart_for
 from kindex_olap.doors.records import records
-from kindex_olap.doors.render import full_spec, vega_bundle
+from kindex_olap.doors.render import full_spec, inline_json, vega_bundle
 from kindex_olap.errors import QueryError
 from kindex_olap.query.compile import QueryResult, run_query
 from kindex_olap.query.engine import connect, snapshot_of
@@ -232,9 +230,7 @@ class _Page:
         self.add(f"<div class='chart' id='{escape(element_id)}'></div>")
 
     def html(self) -> str:
-        specs = json.dumps(self.charts, separators=(",", ":"))
-        # a spec's text could hold `</script>`: keep the script element closed only by us
-        specs = re.sub(r"</", r"<\\/", specs)
+        specs = inline_json(self.charts)
         return (
             "<!doctype html><html><head><meta charset='utf-8'>"
             f"<title>{escape(self.title)}</title><style>{_CSS}</style>"

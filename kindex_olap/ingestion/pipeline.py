@@ -52,6 +52,7 @@ CHUNK_BYTES = 8 * 1024 * 1024  # also the size of a byte range of an uncompresse
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 # Enough queued work (about 8 MiB a job) that the workers keep going while DuckDB flattens a batch.
 JOBS_IN_FLIGHT_PER_WORKER = 8
+SPILL_REJECTS = 20_000  # rejects held in memory before they go to a Parquet file
 REPORTED_REJECTS = 50  # rejects listed in the report (all of them go to the rejects table)
 ProgressFn = Callable[[int, int, int], None]
 FileInfo = tuple[str, int, int]  # absolute path, size, mtime_ns
@@ -75,6 +76,7 @@ class IngestReport:
     snapshot: int = 0
     seconds: float = 0.0
     rejects: list[Reject] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # one line each, for stderr
 
     def summary(self) -> str:
         """The one-line summary the CLI prints."""
@@ -95,20 +97,22 @@ def ingest(
     progress: ProgressFn | None = None,
     on_wait: Callable[[str], None] | None = None,
     lock_timeout: float = 600.0,
+    follow_symlinks: bool = False,
 ) -> IngestReport:
     """Ingest bundle files (or folders of them) into the lake; return what happened.
 
     Re-ingesting unchanged files does nothing; a run already in the lake is counted as a
     duplicate; documents that fail validation go to the lake's rejects table with their reason.
     Serving-run files (`*serving_runs.parquet`, from `kindex import kernelindex`) are inputs
-    too: their rows land in serving_runs in the same lake commit.
+    too: their rows land in serving_runs in the same lake commit. Symbolic links that lead out
+    of an input folder are skipped with a warning unless `follow_symlinks`.
     """
     started = time.perf_counter()
     root, lake_source = resolve_lake(lake)
     inputs = _checked_inputs(paths)
     report = IngestReport(lake=root, lake_source=lake_source)
     with transaction(Lake(root), "ingest", timeout=lock_timeout, on_wait=on_wait) as tx:
-        _Ingest(tx, report, verify_digests, progress).run(inputs)
+        _Ingest(tx, report, verify_digests, progress, follow_symlinks).run(inputs)
         _commit(tx, report, started)
     report.seconds = time.perf_counter() - started
     return report
@@ -161,16 +165,22 @@ class _Ingest:
     writer: BatchWriter
 
     def __init__(
-        self, tx: Transaction, report: IngestReport, verify: bool, progress: ProgressFn | None
+        self,
+        tx: Transaction,
+        report: IngestReport,
+        verify: bool,
+        progress: ProgressFn | None,
+        follow_symlinks: bool = False,
     ) -> None:
         self.tx = tx
+        self.follow_symlinks = follow_symlinks
         self.report = report
         self.verify = verify
         self.progress = progress
         self.dimensions: dict[str, dict[str, dict[str, Any]]] = {}
         self.file_rows: dict[str, dict[str, Any]] = {}
         self.known_hashes: set[str] = set()
-        self.reject_rows: list[Reject] = []
+        self.reject_rows = _RejectSpill(tx.staging)
         # Staging files written by jobs and not yet handed to DuckDB, and their runs.
         self.pending_files: list[str] = []
         self.pending_runs = 0
@@ -189,7 +199,13 @@ class _Ingest:
         from kindex_olap.ingestion.writer import ingested_files
 
         known_paths, self.known_hashes = ingested_files(self.tx.base)
-        files = self._changed_files(discover_names(inputs), known_paths)
+        skipped: list[str] = []
+        names = discover_names(inputs, follow_symlinks=self.follow_symlinks, skipped=skipped)
+        files = self._changed_files(names, known_paths)
+        self.report.warnings += [
+            f"skipped {path}: a symbolic link out of the input folder (--follow-symlinks reads it)"
+            for path in skipped
+        ]
         serving = [f for f in files if is_serving_file(f[0])]
         return [f for f in files if not is_serving_file(f[0])], serving
 
@@ -215,8 +231,13 @@ class _Ingest:
         self.report.runs_added, self.report.duplicates = self.writer.finish(self.skipped_seq_blocks)
         self.report.dimensions_added += self.writer.write_dimensions(self.dimensions)
         self._serving(serving)
-        self.writer.write_rejects(self.reject_rows)
+        self.writer.write_rejects(self.reject_rows.parts())
         self.writer.write_files(list(self.file_rows.values()))
+        self.report.warnings += [
+            f"{path}: no document in this file"
+            for path, row in self.file_rows.items()
+            if row["documents"] == 0 and row["rejected"] == 0
+        ]
 
     def _serving(self, files: list[FileInfo]) -> None:
         """Serving-run files: rows of serving_runs, added when their run digest is new."""
@@ -280,7 +301,8 @@ class _Ingest:
             return (kind, payload, self.verify, number * CHUNK_SEQ_STRIDE, out)
 
         for file in files:
-            if file[1] <= SMALL_FILE_BYTES:
+            # A compressed file is streamed whatever its size: 1 KB of zstd can hold 4M lines.
+            if file[1] <= SMALL_FILE_BYTES and not file[0].endswith((".gz", ".zst")):
                 batch.append(file)
                 batch_bytes += file[1]
                 if len(batch) >= CHUNK_FILES or batch_bytes >= CHUNK_BYTES:
@@ -369,7 +391,7 @@ class _Ingest:
         """All rejects for the rejects table, the first REPORTED_REJECTS in the report."""
         if repeated:
             rejects = [r for r in rejects if r.source_file not in repeated]
-        self.reject_rows.extend(rejects)
+        self.reject_rows.add(rejects)
         room = max(REPORTED_REJECTS - len(self.report.rejects), 0)
         self.report.rejects.extend(rejects[:room])
 
@@ -377,6 +399,48 @@ class _Ingest:
         if self.pending_files:
             self.writer.stage(self.pending_files, self.pending_runs)
             self.pending_files, self.pending_runs = [], 0
+
+
+class _RejectSpill:
+    """Rejects on their way to the rejects table, written to Parquet files in the staging folder
+    every SPILL_REJECTS, so that memory stays bounded however many there are (4M rejects kept as
+    objects took 5 GB)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.buffer: list[Reject] = []
+        self.files: list[str] = []
+
+    def add(self, rejects: list[Reject]) -> None:
+        self.buffer.extend(rejects)
+        if len(self.buffer) >= SPILL_REJECTS:
+            self._spill()
+
+    def parts(self) -> list[str]:
+        """The Parquet files holding every reject (rejected_at is the writer's to set)."""
+        self._spill()
+        return self.files
+
+    def _spill(self) -> None:
+        if not self.buffer:
+            return
+        import pyarrow.parquet as pq
+
+        from kindex_olap.schema import rows_to_arrow
+
+        rows = [
+            {
+                "source_file": r.source_file,
+                "line": r.line,
+                "reason": r.reason,
+                "text": r.text.decode("utf-8", errors="replace"),
+            }
+            for r in self.buffer
+        ]
+        path = str(self.folder / f"rejects-{len(self.files):06d}.parquet")
+        pq.write_table(rows_to_arrow("rejects", rows), path)
+        self.files.append(path)
+        self.buffer = []
 
 
 def iter_rejects(lake: str | os.PathLike[str] | None = None) -> Iterator[dict[str, Any]]:

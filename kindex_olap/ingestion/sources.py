@@ -10,6 +10,8 @@ import gzip
 import hashlib
 import io
 import os
+import re
+import time
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -17,7 +19,8 @@ from pathlib import Path
 from typing import IO, Any
 
 MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
-KEEP_REJECTED_BYTES = 1024 * 1024
+# What a reject keeps of its text: enough to see what went wrong, never a whole file.
+KEEP_REJECTED_BYTES = 64 * 1024
 _JSON_SUFFIXES = {".json", ".jsonl", ".ndjson", ".txt"}
 _COMPRESSED = {".gz", ".zst"}
 
@@ -42,20 +45,49 @@ class Problem:
     text: bytes = b""
 
 
-def discover_names(paths: Iterable[Path]) -> Iterator[str]:
-    """Input files as absolute paths: a file as given, a folder searched recursively for known
-    extensions. Folders are walked in sorted order with os.walk (plain strings: a million files
-    would spend seconds in pathlib's comparisons and stats)."""
+def discover_names(
+    paths: Iterable[Path], *, follow_symlinks: bool = False, skipped: list[str] | None = None
+) -> Iterator[str]:
+    """Input files as absolute paths: a file as given, a folder searched recursively (in sorted
+    order, with plain strings: a million files would spend seconds in pathlib) for known
+    extensions.
+
+    A symbolic link inside a folder is followed only to a file inside that folder: one that
+    leads out of it (`x.json -> /etc/shadow`), or to a folder, is left alone and its path added
+    to `skipped`, unless `follow_symlinks`. A path named on the command line is read as given.
+    """
     for path in paths:
         root = os.path.abspath(path)
         if not os.path.isdir(root):
             yield root
             continue
-        for folder, subfolders, names in os.walk(root):
-            subfolders.sort()
-            for name in sorted(names):
-                if _is_input_name(name):
-                    yield os.path.join(folder, name)
+        yield from _walk(root, os.path.realpath(root), follow_symlinks, skipped, set())
+
+
+def _walk(
+    folder: str, real_root: str, follow: bool, skipped: list[str] | None, seen: set[str]
+) -> Iterator[str]:
+    seen.add(os.path.realpath(folder))  # a folder link back up would loop forever
+    with os.scandir(folder) as scan:
+        entries = sorted(scan, key=lambda e: e.name)
+    for entry in entries:
+        if entry.is_symlink() and not _may_follow(entry.path, real_root, follow):
+            if skipped is not None and (_is_input_name(entry.name) or entry.is_dir()):
+                skipped.append(entry.path)
+            continue
+        if entry.is_dir():
+            if os.path.realpath(entry.path) not in seen:
+                yield from _walk(entry.path, real_root, follow, skipped, seen)
+        elif _is_input_name(entry.name):
+            yield entry.path
+
+
+def _may_follow(link: str, real_root: str, follow: bool) -> bool:
+    """Follow a link when asked, or when it names a file inside the input folder."""
+    if follow:
+        return True
+    target = os.path.realpath(link)
+    return os.path.isfile(target) and target.startswith(real_root + os.sep)
 
 
 # Serving runs (MLPerf) have no bundle shape: an importer writes them as Parquet rows shaped like
@@ -138,7 +170,8 @@ def _open(path: str | os.PathLike[str], compression: str | None, data: bytes | N
 class _ZstdReader(io.RawIOBase):
     """Streaming zstd decompression (frame after frame) that raises EOFError on a truncated
     stream; zstandard's stream_reader silently returns what it decoded, losing the rest.
-    Compressed input goes in small pieces, so a decompression bomb cannot fill memory."""
+    Compressed input goes in 1 KiB pieces, so a decompression bomb cannot fill memory (zstd
+    turns 1 KiB into at most about 32 MiB)."""
 
     def __init__(self, raw: IO[bytes]) -> None:
         import zstandard
@@ -161,7 +194,7 @@ class _ZstdReader(io.RawIOBase):
                     if self._mid_frame:
                         raise EOFError("zst stream ended inside a frame (truncated)")
                     return 0
-            piece = self._in[self._in_pos : self._in_pos + 4096]
+            piece = self._in[self._in_pos : self._in_pos + 1024]
             self._in_pos += len(piece)
             self._out, self._pos = self._decompress(piece), 0
         size = min(len(buffer), len(self._out) - self._pos)
@@ -262,10 +295,59 @@ class _Limited(io.RawIOBase):
         return line
 
 
+@dataclass(frozen=True)
+class Budget:
+    """What one input file may cost before it is set aside: bytes after decompression, blank
+    lines, and seconds of reading without finding a document. The defaults admit a 5M-bundle
+    JSON Lines file (about 12 GiB, no blank line, a document every few microseconds) with room
+    to spare, and stop a small compressed file of nothing (82 KB of zstd is 2.5 GiB of newlines)
+    within a second. Each can be changed with its environment variable (docs/security.md)."""
+
+    bytes: int = 64 * 1024**3
+    blank_lines: int = 1_000_000
+    seconds_without_document: float = 60.0
+
+    @classmethod
+    def from_environment(cls) -> Budget:
+        env = os.environ
+        return cls(
+            int(env.get("KINDEX_MAX_FILE_BYTES", cls.bytes)),
+            int(env.get("KINDEX_MAX_BLANK_LINES", cls.blank_lines)),
+            float(env.get("KINDEX_MAX_SECONDS_WITHOUT_DOCUMENT", cls.seconds_without_document)),
+        )
+
+
+class _Spent:
+    """A file's budget as it is spent, line by line."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.bytes = 0
+        self.blank = 0
+        self.last_document = time.monotonic()
+
+    def over(self, line: bytes, blank: bool) -> str | None:
+        """Why reading must stop after `line`, or None."""
+        self.bytes += len(line)
+        self.blank += blank
+        b = self.budget
+        if self.bytes > b.bytes:
+            return f"more than {b.bytes} bytes after decompression (KINDEX_MAX_FILE_BYTES)"
+        if self.blank > b.blank_lines:
+            return f"more than {b.blank_lines} blank lines (KINDEX_MAX_BLANK_LINES)"
+        if time.monotonic() - self.last_document > b.seconds_without_document:
+            return (
+                f"{b.seconds_without_document:g} s of reading without a document "
+                "(KINDEX_MAX_SECONDS_WITHOUT_DOCUMENT)"
+            )
+        return None
+
+
 def _lines(
     name: str, stream: IO[bytes] | _Limited, first_line: int = 1
 ) -> Iterator[Document | Problem]:
     number = first_line - 1
+    spent = _Spent(Budget.from_environment())
     while True:
         line = stream.readline(MAX_DOCUMENT_BYTES + 1)
         if not line:
@@ -275,11 +357,18 @@ def _lines(
             head = line[:KEEP_REJECTED_BYTES]
             while line and not line.endswith(b"\n"):  # skip the rest of the oversized line
                 line = stream.readline(MAX_DOCUMENT_BYTES)
+                spent.bytes += len(line)
+                if spent.bytes > spent.budget.bytes:
+                    break
             yield Problem(name, number, _too_big(), head)
             continue
         text = line.strip()
+        if (why := spent.over(line, not text)) is not None:
+            yield Problem(name, number, f"file set aside at this line: {why}")
+            return
         if text:
             yield Document(name, number, text)
+            spent.last_document = time.monotonic()  # time spent by the reader is not counted
 
 
 def _whole(name: str, stream: IO[bytes], fmt: str) -> Iterator[Document | Problem]:
@@ -301,6 +390,9 @@ def _whole(name: str, stream: IO[bytes], fmt: str) -> Iterator[Document | Proble
                 data[:KEEP_REJECTED_BYTES],
             )
             return
+        if has_control(display):
+            yield Problem(name, None, "the display-name line holds a control character")
+            return
     yield Document(name, None, data.strip(), display)
 
 
@@ -317,6 +409,14 @@ def _split_display(data: bytes) -> tuple[str | None, bytes]:
     except UnicodeDecodeError:
         return None, data
     return display, rest
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def has_control(text: str) -> bool:
+    """True when `text` holds a C0 or C1 control character (a terminal escape starts with one)."""
+    return _CONTROL.search(text) is not None
 
 
 def _too_big() -> str:

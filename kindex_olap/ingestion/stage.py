@@ -10,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 import orjson
-from msgspec import UNSET, Meta, Struct, UnsetType
+from msgspec import UNSET, Struct, UnsetType
 
 from kindex_olap.ingestion.sources import KEEP_REJECTED_BYTES, Document, Problem
 from kindex_olap.model import facts as flatten
@@ -26,6 +26,7 @@ from kindex_olap.model.validate import (
     BenchmarkRun,
     Bundle,
     ExecutionEnvironment,
+    Text200,
     ValidationError,
     check_bundle,
     check_date,
@@ -137,7 +138,7 @@ class _Envelope(Struct, forbid_unknown_fields=True, omit_defaults=True):
     run: BenchmarkRun
     protocol: msgspec.Raw
     environment: msgspec.Raw
-    display: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
+    display: Text200 | UnsetType = UNSET
 
 
 _ENVELOPE = msgspec.json.Decoder(_Envelope)

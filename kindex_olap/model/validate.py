@@ -28,6 +28,12 @@ Digest = Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}$")]
 Ident = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
 Name = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=200)]
 Commit = Annotated[str, Meta(pattern=r"^[0-9a-f]{40}$")]
+# Text that kindex prints (names, labels, GPU products): no C0 or C1 control character, so that a
+# bundle cannot carry a terminal escape (retitle, clear the screen) into `kindex query`.
+_PRINTABLE = r"^[^\x00-\x1f\x7f-\x9f]*$"
+
+Text200 = Annotated[str, Meta(max_length=200, pattern=_PRINTABLE)]
+Text500 = Annotated[str, Meta(max_length=500, pattern=_PRINTABLE)]
 NonNegInt = Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER)]
 PosInt = Annotated[int, Meta(gt=0, le=MAX_SAFE_INTEGER)]
 # JSON Schema's "integer" admits 162642944.0 (a number with a zero fraction), so whole-valued
@@ -82,9 +88,9 @@ class SourceRef(_Strict):
 
 class Metadata(_Strict):
     name: Name
-    title: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
+    title: Text200 | UnsetType = UNSET
     description: Annotated[str, Meta(max_length=2000)] | UnsetType = UNSET
-    labels: dict[Ident, Annotated[str, Meta(max_length=200)]] | UnsetType = UNSET
+    labels: dict[Ident, Text200] | UnsetType = UNSET
     authors: list[Author] | UnsetType = UNSET
     sourceRefs: list[SourceRef] | UnsetType = UNSET
 
@@ -132,8 +138,8 @@ class Measurement(_Strict):
 
 class SourceNative(_Strict):
     source: Annotated[str, Meta(max_length=100, pattern=r"^[a-z0-9][a-z0-9-]*$")]
-    benchmark: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
-    externalId: Annotated[str, Meta(max_length=500)] | UnsetType = UNSET
+    benchmark: Text200 | UnsetType = UNSET
+    externalId: Text500 | UnsetType = UNSET
     metrics: dict[Ident, Finite] | UnsetType = UNSET
 
 
@@ -229,7 +235,7 @@ class BenchmarkProtocol(_Strict):
 
 class Hardware(_Strict):
     vendor: Ident
-    product: Annotated[str, Meta(max_length=200)]
+    product: Text200
     architecture: Ident
     formFactor: Annotated[str, Meta(max_length=100)] | UnsetType = UNSET
     memoryBytes: PosInt | UnsetType = UNSET
@@ -286,7 +292,7 @@ class Bundle(_Strict):
     run: BenchmarkRun
     protocol: dict[str, Any]
     environment: dict[str, Any]
-    display: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
+    display: Text200 | UnsetType = UNSET
 
 
 # A WorkloadSuite (KernelIndex exports: a leaderboard problem's suite of cases) is a workload too.
@@ -298,7 +304,7 @@ class DimensionDocument(_Strict):
     kind: Literal["WorkloadCase", "WorkloadSuite", "ImplementationRevision", "OperationSpec"]
     metadata: Metadata
     spec: dict[str, Any]
-    display: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
+    display: Text200 | UnsetType = UNSET
 
 
 # Provenance of a run (kindex's own kind, not KernelIndex's): where the run's numbers came from,

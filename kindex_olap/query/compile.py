@@ -615,12 +615,19 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     for statement in parsed:
         kind = statement.type.name
         if kind not in _ALLOWED_STATEMENTS:
+            # DuckDB files INSTALL under LOAD: name the statement as the user wrote it
+            word = statement.query.split(maxsplit=1)[0].upper() if kind == "LOAD" else kind
             raise QueryError(
-                f"`kindex sql` is read-only: {kind} statements are refused",
+                f"`kindex sql` is read-only: {word} statements are refused",
                 hint="use SELECT (or EXPLAIN SELECT) over the views: runs, latency, speedups, ...",
             )
         if kind == "EXPLAIN":
             check_read_only(con, _EXPLAIN_PREFIX.sub("", statement.query, count=1))
+    if len(parsed) > 1:
+        raise QueryError(
+            f"`kindex sql` runs one statement; {len(parsed)} were given",
+            hint="run each statement on its own (or join them with UNION ALL or a WITH clause)",
+        )
 
 
 def run_sql(
@@ -629,17 +636,18 @@ def run_sql(
     con: duckdb.DuckDBPyConnection | None = None,
     as_of: str | None = None,
 ) -> QueryResult:
-    """Run read-only SQL over the views (of the lake commit `as_of` names, if given); the result
-    of the last statement is returned."""
-    own = con is None
-    con = con or connect(lake, read_only=True, as_of=as_of)
-    try:
-        check_read_only(con, sql)
-        result: QueryResult | None = None
-        for statement in con.extract_statements(sql):
-            result = _execute(con, Compiled(statement.query, ()))
-        assert result is not None
-        return result
-    finally:
-        if own:
-            con.close()
+    """Run one read-only SQL statement over the views (of the lake commit `as_of` names, if
+    given). DuckDB's temp directory (`./.tmp` by default) is readable by any query, so this
+    connection's is a private, empty folder of its own."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="kindex-sql-") as spill:
+        own = con is None
+        if con is None:
+            con = connect(lake, read_only=True, as_of=as_of, temp_directory=spill)
+        try:
+            check_read_only(con, sql)
+            return _execute(con, Compiled(con.extract_statements(sql)[0].query, ()))
+        finally:
+            if own:
+                con.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -89,15 +90,17 @@ def connect(
     *,
     read_only: bool = True,
     as_of: str | None = None,
+    temp_directory: str | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with all views over a lake commit (the newest, or the one
-    `as_of` names: a lake commit number or a timestamp).
+    `as_of` names: a lake commit number or a timestamp), spilling to `temp_directory` if given.
 
     read_only=True also locks the connection down: no file access outside the lake, no
     extensions, no configuration changes.
     """
     snapshot = snapshot_of(lake, as_of)
-    con = duckdb.connect(":memory:")
+    config: dict[str, Any] = {"temp_directory": temp_directory} if temp_directory else {}
+    con = duckdb.connect(":memory:", config=config)
     try:
         # Lake files never change once written (a new commit writes new files), so their
         # Parquet footers can be cached: every view reference re-binds read_parquet, and at

@@ -3,8 +3,10 @@ their rows are read."""
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from kindex_olap.errors import ConfigError, SourceError
 from kindex_olap.importers.liger.provenance import COLUMNS as PROVENANCE_COLUMNS
@@ -19,38 +21,50 @@ COLUMNS = (
 def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str], str | None]]:
     """(line, row, problem) per CSV record; problem names a ragged record; no header column
     of Liger's 15 may be missing (SourceError)."""
-    import csv
-
     try:
         handle = path.open(newline="", encoding="utf-8")
     except OSError as exc:
         raise SourceError(f"{path}: cannot be opened ({exc.strerror})") from exc
     with handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if header is None:
-            raise SourceError(f"{path}: line 1: empty file, expected a CSV header")
-        missing = [c for c in COLUMNS if c not in header]
-        if missing:
-            raise SourceError(
-                f"{path}: line 1 (header): missing column(s) {', '.join(missing)}",
-                hint="expected Liger-Kernel's benchmark/data/all_benchmark_data.csv layout",
-            )
-        # the history CSV's provenance columns come along when present (liger/provenance.py)
-        names = COLUMNS + tuple(c for c in PROVENANCE_COLUMNS if c in header)
-        at = [header.index(c) for c in names]
-        line = reader.line_num + 1
         try:
-            for record in reader:
-                if record:
-                    problem = None
-                    if len(record) != len(header):
-                        problem = f"expected {len(header)} fields, found {len(record)}"
-                    padded = record + [""] * (len(header) - len(record))
-                    yield line, {c: padded[i] for c, i in zip(names, at, strict=True)}, problem
-                line = reader.line_num + 1
-        except (csv.Error, UnicodeDecodeError) as exc:
-            raise SourceError(f"{path}: line {line}: malformed CSV ({exc})") from exc
+            yield from _records(path, csv.reader(handle))
+        except UnicodeDecodeError as exc:
+            raise SourceError(
+                f"{path}: not UTF-8 text ({exc.reason})",
+                hint="Liger's benchmark CSVs are UTF-8; convert the file (e.g. iconv -t UTF-8)",
+            ) from exc
+
+
+def _records(path: Path, reader: Any) -> Iterator[tuple[int, dict[str, str], str | None]]:
+    header = next(reader, None)
+    if header is None:
+        raise SourceError(f"{path}: line 1: empty file, expected a CSV header")
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise SourceError(
+            f"{path}: line 1 (header): missing column(s) {', '.join(missing)}",
+            hint="expected Liger-Kernel's benchmark/data/all_benchmark_data.csv layout",
+        )
+    # the history CSV's provenance columns come along when present (liger/provenance.py)
+    names = COLUMNS + tuple(c for c in PROVENANCE_COLUMNS if c in header)
+    at = [header.index(c) for c in names]
+    line = reader.line_num + 1
+    try:
+        for record in reader:
+            if record:
+                problem = None
+                if len(record) != len(header):
+                    problem = f"expected {len(header)} fields, found {len(record)}"
+                padded = record + [""] * (len(header) - len(record))
+                yield line, {c: padded[i] for c, i in zip(names, at, strict=True)}, problem
+            line = reader.line_num + 1
+    except csv.Error as exc:
+        raise SourceError(f"{path}: line {line}: malformed CSV ({exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise SourceError(
+            f"{path}: line {line}: not UTF-8 text ({exc.reason})",
+            hint="Liger's benchmark CSVs are UTF-8; convert the file (e.g. iconv -t UTF-8)",
+        ) from exc
 
 
 def resolve_sources(source: str | None, *, release: str | None, all_releases: bool) -> list[Path]:

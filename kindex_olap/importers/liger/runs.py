@@ -111,6 +111,8 @@ class Converter:
         metric = {"speed": "latency", "memory": "memory"}.get(row["metric_name"])
         if metric is None:
             return "unknown_metric", f"metric_name {row['metric_name']!r}"
+        if (bad := _bad_names(row)) is not None:
+            return "bad_name", bad
         env = self._environment(row["gpu_name"])
         if env is None:
             return "unknown_gpu", f"gpu_name {row['gpu_name']!r} is in no GPU table"
@@ -273,3 +275,18 @@ class Conversion:
     duplicates: int = 0
     rows_read: int = 0
     dimensions: dict[str, Doc] = field(default_factory=dict)
+
+
+# A kernel or provider name becomes part of `benchmark` (kernel/pass), `externalId`
+# (benchmark/provider/gpu/...) and document names of at most 200 characters: a '/' would split it
+# into kernel and pass, and a long one would make bundles that ingest rejects.
+NAME_LIMITS = {"kernel_name": 80, "kernel_provider": 60}
+
+
+def _bad_names(row: dict[str, str]) -> str | None:
+    """Why the row's kernel or provider name cannot name a run, or None."""
+    for column, limit in NAME_LIMITS.items():
+        name = row[column]
+        if "/" in name or len(name) > limit or not name.isprintable():
+            return f"{column} {name[:60]!r}: at most {limit} printable characters, no '/'"
+    return None

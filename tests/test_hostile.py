@@ -1,0 +1,415 @@
+"""Hostile input (issue 26): each probe an attacker or a careless user made, as a test.
+
+Memory and time attacks run in a subprocess under RLIMIT_AS and a timeout, so a regression
+fails the test instead of the machine.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import resource
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+from conftest import CHROMIUM
+from typer.testing import CliRunner
+
+from kindex_olap.cli.app import app
+from kindex_olap.cli.output import Format, printable, write
+from kindex_olap.doors.render import html_page, inline_json
+from kindex_olap.importers import download
+from kindex_olap.ingestion.pipeline import ingest, iter_rejects
+
+KINDEX = [sys.executable, "-m", "kindex_olap"]
+ADDRESS_SPACE = 6 * 1024**3  # far above a sound ingest, far below 4M rejects kept as objects
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def _run_limited(
+    args: list[str], timeout: float, **env: str
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run kindex under RLIMIT_AS and a timeout; (result, peak RSS of the child in MiB)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    result = subprocess.run(
+        [*KINDEX, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=_limited,
+        env={**os.environ, **env},
+    )
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return result, max(peak, before) / 1024
+
+
+def _zst(path: Path, piece: bytes, times: int) -> Path:
+    with open(path, "wb") as out, zstandard.ZstdCompressor(level=19).stream_writer(out) as w:
+        for _ in range(times):
+            w.write(piece)
+    return path
+
+
+# -- 1. symlinks ------------------------------------------------------------------------------
+
+
+def test_symlinks_out_of_the_input_folder_are_not_read(seed_inbox: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"password": "hunter2"}\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "more.json").write_text('{"password": "hunter3"}\n')
+    (seed_inbox / "x.json").symlink_to(secret)
+    (seed_inbox / "folder").symlink_to(elsewhere)
+    lake = tmp_path / "lake"
+    report = ingest([seed_inbox], lake)
+    assert report.rejected == 0 and report.runs_added == 3
+    assert len(report.warnings) == 2
+    assert all("symbolic link out of the input folder" in w for w in report.warnings)
+    assert list(iter_rejects(lake)) == []
+    followed = ingest([seed_inbox], tmp_path / "lake2", follow_symlinks=True)
+    texts = [r["text"] for r in iter_rejects(tmp_path / "lake2")]
+    assert followed.rejected == 2 and any("hunter2" in t for t in texts)
+
+
+def test_a_symlink_inside_the_input_folder_is_read(seed_inbox: Path, tmp_path: Path) -> None:
+    inner = seed_inbox / "inner"
+    inner.mkdir()
+    seed = sorted(seed_inbox.glob("*.txt"))[0]
+    seed.rename(inner / seed.name)
+    (seed_inbox / "link.txt").symlink_to(inner / seed.name)
+    report = ingest([seed_inbox], tmp_path / "lake")
+    assert report.warnings == [] and report.runs_added == 3 and report.duplicates == 0
+
+
+# -- 2. memory and time -----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_four_million_invalid_lines_stream_with_bounded_memory(tmp_path: Path) -> None:
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    _zst(inbox / "b.jsonl.zst", b"{}\n" * 1_000_000, 4)
+    lake = tmp_path / "lake"
+    result, peak_mib = _run_limited(["ingest", str(inbox), "--lake", str(lake)], timeout=400)
+    assert result.returncode == 1, result.stderr
+    assert "4000000 rejected" in result.stderr
+    assert peak_mib < 500, peak_mib
+    count = CliRunner().invoke(
+        app,
+        [
+            "sql",
+            "SELECT count(*), count(DISTINCT line) FROM rejects",
+            "--lake",
+            str(lake),
+            "--format",
+            "csv",
+        ],
+    )
+    assert count.stdout.splitlines()[1] == "4000000,4000000"
+
+
+def test_a_small_file_of_newlines_is_set_aside_at_the_blank_line_budget(tmp_path: Path) -> None:
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    _zst(inbox / "n.jsonl.zst", b"\n" * (1 << 24), 160)  # 82 KB: 2.5 GiB of newlines
+    lake = tmp_path / "lake"
+    started = time.monotonic()
+    result, _ = _run_limited(["ingest", str(inbox), "--lake", str(lake)], timeout=60)
+    assert time.monotonic() - started < 60
+    assert result.returncode == 1
+    assert "n.jsonl.zst:1000001: file set aside at this line: more than 1000000 blank lines" in (
+        result.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "reason"),
+    [
+        ({"KINDEX_MAX_FILE_BYTES": "3000"}, "more than 3000 bytes after decompression"),
+        ({"KINDEX_MAX_SECONDS_WITHOUT_DOCUMENT": "0"}, "0 s of reading without a document"),
+    ],
+)
+def test_the_per_file_budgets_set_a_file_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], reason: str
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    _zst(inbox / "b.jsonl.zst", b"\n" * 10 + b"{}\n" * 2000, 1)
+    ingest([inbox], tmp_path / "lake")
+    reasons = [r["reason"] for r in iter_rejects(tmp_path / "lake")]
+    assert sum(reason in r for r in reasons) == 1, reasons[-3:]
+    assert len(reasons) < 2000  # the rest of the file was not read
+
+
+def test_a_file_with_no_document_is_a_warning(tmp_path: Path) -> None:
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "empty.jsonl").write_bytes(b"\n\n\n")
+    result = CliRunner().invoke(app, ["ingest", str(inbox), "--lake", str(tmp_path / "lake")])
+    assert result.exit_code == 0
+    assert f"warning: {inbox / 'empty.jsonl'}: no document in this file" in result.stderr
+
+
+# -- 3. HTML pages ----------------------------------------------------------------------------
+
+PAYLOADS = [
+    "<!--<script>",
+    "<!--",
+    "-->",
+    "<script>",
+    "</script>",
+    "</script><script>alert(1)</script>",
+    "<script>alert(1)//",
+    '"onmouseover="alert(1)',
+    "'onmouseover='alert(1)",
+    "javascript:alert(1)",
+    "<img src=x onerror=alert(1)>",
+    "<svg onload=alert(1)>",
+    "<iframe src=javascript:alert(1)>",
+    "]]>",
+    "<![CDATA[",
+    "\u2028\u2029",
+    "&lt;script&gt;",
+    "&#60;script&#62;",
+    "${alert(1)}",
+    "`;alert(1);//",
+    "\\u003cscript\\u003e",
+    "</style><script>alert(1)</script>",
+    "<textarea>",
+    "</title><script>alert(1)</script>",
+]
+
+
+def test_inline_json_holds_no_character_that_html_reads() -> None:
+    text = inline_json({"names": PAYLOADS})
+    assert not set("<>&\u2028\u2029") & set(text)
+    assert json.loads(text) == {"names": PAYLOADS}
+
+
+@pytest.mark.browser
+def test_payloads_cannot_break_a_chart_page(tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    spec = {
+        "title": PAYLOADS[0],
+        "data": {"values": [{"kernel": p, "speedup": i + 1} for i, p in enumerate(PAYLOADS)]},
+        "mark": "bar",
+        "encoding": {
+            "x": {"field": "kernel", "type": "nominal"},
+            "y": {"field": "speedup", "type": "quantitative"},
+        },
+    }
+    out = tmp_path / "page.html"
+    out.write_text(html_page(PAYLOADS[0], [("chart", spec)]), encoding="utf-8")
+    errors: list[str] = []
+    dialogs: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless", "--disable-gpu"]
+        )
+        try:
+            page = browser.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.goto(out.as_uri(), wait_until="load", timeout=60_000)
+            page.wait_for_selector("#chart svg", timeout=60_000)
+            bars = page.locator("#chart .mark-rect.role-mark path").count()
+            scripts = page.locator("script").count()
+            injected = page.locator("body img, body iframe, body textarea, body > svg").count()
+            title = page.title()
+        finally:
+            browser.close()
+    assert errors == [] and dialogs == []
+    assert bars == len(PAYLOADS)
+    assert scripts == 2 and injected == 0
+    assert title == PAYLOADS[0]
+
+
+# -- 4. terminal escapes ----------------------------------------------------------------------
+
+
+def test_control_characters_in_names_are_rejected_at_ingest(
+    tmp_path: Path, make_bundle: Any
+) -> None:
+    bundle = make_bundle()
+    bundle["run"]["spec"]["sourceNative"]["benchmark"] = "jsd\x1b]0;pwned\x07/forward"
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "b.json").write_text(json.dumps(bundle))
+    report = ingest([inbox], tmp_path / "lake")
+    assert report.rejected == 1 and report.runs_added == 0
+    assert "sourceNative.benchmark" in report.rejects[0].reason
+
+
+@pytest.mark.parametrize("fmt", [Format.table, Format.csv, Format.markdown])
+def test_escapes_never_reach_the_terminal(fmt: Format) -> None:
+    import io
+
+    out = io.StringIO()
+    write(["kernel"], [["jsd\x1b]0;pwned\x07\x9b2J"]], fmt, out)
+    assert "\x1b" not in out.getvalue() and "\x07" not in out.getvalue()
+    assert "jsd\\x1b]0;pwned\\x07\\x9b2J" in out.getvalue()
+    assert printable("a\nb") == "a\\nb"
+
+
+def test_rejects_print_a_file_name_with_a_newline_on_one_line(tmp_path: Path) -> None:
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "a\nb.json").write_text("{}")
+    lake = tmp_path / "lake"
+    ingest([inbox], lake)
+    result = CliRunner().invoke(app, ["rejects", "--lake", str(lake)])
+    assert len(result.stdout.splitlines()) == 1
+    assert "a\\nb.json" in result.stdout
+
+
+# -- 5. and 6. imports ------------------------------------------------------------------------
+
+
+def test_a_non_utf8_csv_is_one_line_and_exit_6(tmp_path: Path) -> None:
+    csv_path = tmp_path / "all_benchmark_data.csv"
+    csv_path.write_bytes(b"kernel_name,kernel_provider\n\xff\xfe,x\n")
+    result = CliRunner().invoke(
+        app, ["import", "liger", str(csv_path), "--no-ingest", "--raw", str(tmp_path / "raw")]
+    )
+    assert result.exit_code == 6
+    assert result.stderr.startswith(f"error: {csv_path}: not UTF-8 text")
+    assert "Traceback" not in result.output
+
+
+class _Hostile(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        if self.path == "/short":
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b"kernel_name\n")
+            return
+        self.send_header("Content-Length", "100")
+        self.end_headers()
+        for _ in range(100):  # one byte every 0.3 s: never a stall, never done in time
+            self.wfile.write(b"x")
+            self.wfile.flush()
+            time.sleep(0.3)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def hostile_server() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_a_short_body_is_a_source_error(hostile_server: str, tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        [
+            "import",
+            "kernelindex",
+            f"{hostile_server}/short",
+            "--no-ingest",
+            "--raw",
+            str(tmp_path / "raw"),
+        ],
+    )
+    assert result.exit_code == 6, result.output
+    assert "IncompleteRead" not in result.stderr.splitlines()[0] or "broke off" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_a_trickling_server_meets_the_deadline(hostile_server: str) -> None:
+    started = time.monotonic()
+    with download.deadline(2), pytest.raises(OSError, match="deadline"):
+        download.fetch(f"{hostile_server}/trickle", pause_s=0.1)
+    assert time.monotonic() - started < 5
+
+
+# -- 7. export --------------------------------------------------------------------------------
+
+
+def test_export_refuses_a_folder_with_files(
+    seed_inbox: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lake = tmp_path / "lake"
+    ingest([seed_inbox], lake)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "README.md").write_text("mine")
+    runner = CliRunner()
+    refused = runner.invoke(app, ["export", "--out", str(out), "--lake", str(lake)])
+    assert refused.exit_code == 2 and "is not empty" in refused.stderr
+    assert (out / "README.md").read_text() == "mine"
+    monkeypatch.chdir(out)
+    for target in ["", ".", "/"]:
+        result = runner.invoke(app, ["export", "--out", target, "--lake", str(lake)])
+        assert result.exit_code == 2 and "refusing to export into" in result.stderr, target
+    monkeypatch.chdir(tmp_path)
+    forced = runner.invoke(app, ["export", "--out", str(out), "--lake", str(lake), "--overwrite"])
+    assert forced.exit_code == 0 and (out / "README.md").read_text() != "mine"
+
+
+# -- 8. kindex sql ----------------------------------------------------------------------------
+
+
+def test_sql_cannot_read_the_temp_directory(
+    seed_inbox: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lake = tmp_path / "lake"
+    ingest([seed_inbox], lake)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".tmp").mkdir()
+    (tmp_path / ".tmp" / "x.txt").write_text("secret")
+    runner = CliRunner()
+    read = runner.invoke(
+        app, ["sql", "SELECT content FROM read_text('.tmp/x.txt')", "--lake", str(lake)]
+    )
+    assert read.exit_code == 5 and "secret" not in read.output
+    install = runner.invoke(app, ["sql", "INSTALL httpfs", "--lake", str(lake)])
+    assert "INSTALL statements are refused" in install.stderr
+    many = runner.invoke(app, ["sql", "SELECT 1; SELECT 2", "--lake", str(lake)])
+    assert many.exit_code == 5 and "runs one statement; 2 were given" in many.stderr
+
+
+def test_liger_names_that_cannot_name_a_run_are_skipped(tmp_path: Path) -> None:
+    import csv
+    import io
+
+    from realdata import liger_csv
+
+    text = liger_csv("all_benchmark_data.csv").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    good = next(r for r in rows if r["kernel_name"] == "jsd")
+    bad = [
+        {**good, "kernel_name": "jsd/evil"},
+        {**good, "kernel_name": "k" * 300},
+        {**good, "kernel_provider": "liger\x1b[2J"},
+    ]
+    path = tmp_path / "all_benchmark_data.csv"
+    with path.open("w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=list(good))
+        writer.writeheader()
+        writer.writerows([good, *bad])
+    result = CliRunner().invoke(
+        app, ["import", "liger", str(path), "--no-ingest", "--raw", str(tmp_path / "raw")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "bad_name 3" in result.stderr
