@@ -22,6 +22,9 @@ DEFAULT_RAW = Path("data/raw/liger")
 NoIngestOption = Annotated[
     bool, typer.Option("--no-ingest", help="Only write bundles; do not ingest.")
 ]
+QuietOption = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress bar (there is none when piped).")
+]
 ImportLakeOption = Annotated[
     Path | None,
     typer.Option(
@@ -57,24 +60,30 @@ def liger(
         Path | None, typer.Option("--report", help="Write each skipped row with its reason here.")
     ] = None,
     lake: ImportLakeOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Convert Liger-Kernel benchmark rows into KernelIndex bundles and ingest them."""
+    from kindex_olap.cli.progress import ProgressBar
     from kindex_olap.importers.liger.convert import import_liger
 
-    result = import_liger(
-        csv_path_or_url,
-        release=release,
-        all_releases=all_releases,
-        raw_dir=raw,
-        report_path=report,
-    )
+    with ProgressBar(quiet) as bar:
+        result = import_liger(
+            csv_path_or_url,
+            release=release,
+            all_releases=all_releases,
+            raw_dir=raw,
+            report_path=report,
+            on_phase=bar.phase if bar.enabled else None,
+        )
+        if not no_ingest:
+            from kindex_olap.ingestion.pipeline import ingest
+
+            bar.phase("ingesting")
+            ingested = ingest([raw], lake, progress=bar.ingest if bar.enabled else None)
     typer.echo(result.summary(), err=True)
     if report is not None:
         typer.echo(f"skipped rows listed in {report}", err=True)
     if not no_ingest:
-        from kindex_olap.ingestion.pipeline import ingest
-
-        ingested = ingest([raw], lake)
         typer.echo(f"ingest: {ingested.summary()}", err=True)
     if not no_ingest and ingested.rejected:
         raise typer.Exit(1)
@@ -99,16 +108,25 @@ def kernelindex(
         typer.Option("--report", help="Write every verification finding here (JSON Lines)."),
     ] = None,
     lake: ImportLakeOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Import a KernelIndex catalog export: bundles, dimensions and serving runs, verified.
 
     Example: kindex import kernelindex catalog-2026-08-16-0022af0b.jsonl.zst --report findings.jsonl
     """
+    from kindex_olap.cli.progress import ProgressBar
     from kindex_olap.importers.kernelindex.convert import import_kernelindex
 
-    result = import_kernelindex(
-        export, raw_dir=raw, ingest=not no_ingest, lake=lake, report_path=report
-    )
+    with ProgressBar(quiet) as bar:
+        result = import_kernelindex(
+            export,
+            raw_dir=raw,
+            ingest=not no_ingest,
+            lake=lake,
+            report_path=report,
+            on_phase=bar.phase if bar.enabled else None,
+            progress=bar.ingest if bar.enabled else None,
+        )
     typer.echo(result.summary(), err=True)
     if report is not None:
         typer.echo(f"findings listed in {report}", err=True)
