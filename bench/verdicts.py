@@ -4,15 +4,18 @@
     PYTHONPATH=<other checkout> .venv/bin/python bench/verdicts.py before.tsv
     diff before.tsv after.tsv            # empty: the same documents rejected for the same reasons
 
-Each corpus (the seed bundles, the KernelIndex example documents, both KernelIndex export slices
-and the Liger CSVs as their importers convert them, the rejected documents kept in the
-tests/fixtures lake, and 3,000 synthetic bundles with their three defects) is ingested into a
+Each corpus (the seed bundles, both KernelIndex export slices and the Liger CSVs as their
+importers convert them, the rejected documents kept in the tests/fixtures lake, and 3,000
+synthetic bundles with their three defects, 2,000 damaged seed bundles; the KernelIndex invalid examples are YAML, recreated
+as bundles by tests/test_ingest_inputs.py's hostile tests) is ingested into a
 fresh lake with the library's `ingest`; the lake's runs (file, line, run id) and rejects (file,
 line, reason) are written sorted, with paths relative to the corpus folder.
 """
 
 from __future__ import annotations
 
+import json
+import random
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -27,10 +30,6 @@ DATA = REPO / "tests" / "data"
 
 def seeds(folder: Path) -> list[Path]:
     return [DATA / "seeds"]
-
-
-def examples(folder: Path) -> list[Path]:
-    return [DATA / "kernelindex" / "examples"]
 
 
 def kernelindex(folder: Path) -> list[Path]:
@@ -64,17 +63,43 @@ def fixture_rejects(folder: Path) -> list[Path]:
     return [target]
 
 
+def mutants(folder: Path) -> list[Path]:
+    """2,000 seed bundles with byte-level damage (deleted, repeated or moved spans, as in
+    tests/test_stage_fast.py), compact and indented, one .json file each."""
+    rng = random.Random(20261201)
+    bases = []
+    for seed in sorted((DATA / "seeds").glob("*.txt")):
+        bundle = json.loads(seed.read_text(encoding="utf-8").partition("\n\n")[2])
+        bases.append(json.dumps(bundle, separators=(",", ":"), ensure_ascii=False).encode())
+        bases.append(json.dumps(bundle, indent=1, ensure_ascii=False).encode())
+    for number in range(2000):
+        text = bytearray(rng.choice(bases))
+        for _ in range(rng.randint(1, 3)):
+            i, j = sorted(rng.sample(range(len(text)), 2))
+            j = min(j, i + rng.randint(1, 40))
+            action = rng.randrange(3)
+            if action == 0:
+                del text[i:j]
+            elif action == 1:
+                text[i:i] = text[i:j]
+            else:
+                k = rng.randrange(len(text))
+                text[k:k] = text[i:j]
+        (folder / f"{number:04d}.json").write_bytes(bytes(text))
+    return [folder]
+
+
 def synthetic(folder: Path) -> list[Path]:
     return [write_jsonl(3000, folder / "synthetic.jsonl")]
 
 
 CORPORA: dict[str, Callable[[Path], list[Path]]] = {
     "seeds": seeds,
-    "kernelindex-examples": examples,
     "kernelindex-exports": kernelindex,
     "liger": liger,
     "fixture-rejects": fixture_rejects,
     "synthetic": synthetic,
+    "mutants": mutants,
 }
 
 
