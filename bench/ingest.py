@@ -1,26 +1,33 @@
 """Ingest throughput and memory, against DuckDB's own JSON -> Parquet path measured in the same run.
 
-    .venv/bin/python bench/ingest.py                 # N = 100k
-    .venv/bin/python bench/ingest.py --n 1000000     # N = 1M (several minutes; not for CI)
+    .venv/bin/python bench/ingest.py                          # N = 100k
+    .venv/bin/python bench/ingest.py --n 100000 1000000       # and 1M (minutes; not for CI)
+    .venv/bin/python bench/ingest.py --n 5000000 --only jsonl # 5M: one big file (9 GB of JSONL)
 
-For each N it prints bundles/s and peak RSS of:
+For each N it prints bundles/s, wall time, CPU time (user + system of the process and its
+workers) and peak RSS (the largest sum over the process and its workers, sampled every 50 ms;
+also the kernel's own peak of the largest single process) of:
+  - two baselines on the same JSONL, neither validating, identifying nor deduplicating:
+      raw:    DuckDB `read_ndjson` with an explicit column list -> Parquet (the issue's 1x);
+      sorted: the rows the lake stores, written as the lake writes them: runs sorted by the
+              lake's sort order and partitioned by source and year, the measurements rows
+              (timing statistics and measurements) sorted by run id (the fair floor);
   - kindex ingest of one JSONL file (full validation, identity digests, dedup, rejects);
-  - kindex ingest of one seed-text file per bundle (N/10 files for N >= 1M: file count, not size,
-    is what this path measures);
-  - the baseline: DuckDB `read_ndjson` with an explicit column list -> `COPY ... TO parquet`
-    of the same JSONL (no validation, no identity, no dedup);
-and the time to add 1k new bundles to the lake just built. Every path runs in its own process,
-so peak RSS is that process's (and its workers').
+  - kindex ingest of one seed-text file per bundle (N/10 files for N >= 1M: file count, not
+    size, is what this path measures);
+and the time to add 1k new bundles to the lake just built. Every path runs in its own process.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from synthetic import write_files, write_jsonl
@@ -50,50 +57,142 @@ FROM read_ndjson(getvariable('src'), columns = {
 rel.write_parquet(sys.argv[2], compression='zstd')
 """
 
+SORTED_BASELINE = r"""
+import sys, duckdb
+con = duckdb.connect()
+con.execute("SET memory_limit = '512MB'")
+con.execute("SET preserve_insertion_order = false")
+con.execute("SET temp_directory = ?", [sys.argv[2] + '.spill'])
+con.execute("SET VARIABLE src = ?", [sys.argv[1]]).fetchall()
+con.execute('''
+CREATE TABLE runs AS
+SELECT sha256(run.metadata.name) AS run_id, run.metadata.name AS name, run.spec.status AS status,
+       run.spec.observedAt::TIMESTAMP AS observed_at, year(run.spec.observedAt::TIMESTAMP) AS year,
+       run.spec.protocolDigest AS protocol_digest, run.spec.workloadDigest AS workload_digest,
+       run.spec.environmentDigest AS environment_digest,
+       run.spec.implementationDigest AS implementation_digest,
+       split_part(run.spec.sourceNative.benchmark, '/', 1) AS kernel,
+       split_part(run.spec.sourceNative.benchmark, '/', 2) AS pass,
+       run.spec.sourceNative.source AS source, run.spec.sourceNative.benchmark AS benchmark,
+       run.metadata.labels AS labels, run.spec.timing.latencyNs AS timing,
+       run.spec.measurements AS spec_measurements
+FROM read_ndjson(getvariable('src'), columns = {
+  'run': 'STRUCT(metadata STRUCT(name VARCHAR, labels MAP(VARCHAR, VARCHAR)),
+                 spec STRUCT(status VARCHAR, observedAt VARCHAR, protocolDigest VARCHAR,
+                             workloadDigest VARCHAR, environmentDigest VARCHAR,
+                             implementationDigest VARCHAR,
+                             timing STRUCT(latencyNs MAP(VARCHAR, BIGINT)),
+                             measurements STRUCT(metric VARCHAR, unit VARCHAR, statistic VARCHAR,
+                                                 value DOUBLE)[],
+                             sourceNative STRUCT(benchmark VARCHAR, source VARCHAR)))',
+  'protocol': 'JSON', 'environment': 'JSON', 'display': 'VARCHAR'})
+''').fetchall()
+con.sql('''SELECT * EXCLUDE (timing, spec_measurements) FROM runs
+ORDER BY kernel, environment_digest, pass, workload_digest, implementation_digest''').write_parquet(
+    sys.argv[2] + '.runs', compression='zstd', partition_by=['source', 'year'],
+    write_partition_columns=False)
+con.execute('''CREATE TABLE measurements AS
+SELECT run_id, 'latency' AS metric, e.key AS statistic, e.value::DOUBLE AS value
+FROM (SELECT run_id, unnest(map_entries(timing)) AS e FROM runs)
+UNION ALL
+SELECT run_id, m.metric, m.statistic, m.value
+FROM (SELECT run_id, unnest(spec_measurements) AS m FROM runs)
+''').fetchall()
+con.sql('SELECT * FROM measurements ORDER BY run_id').write_parquet(
+    sys.argv[2] + '.measurements', compression='zstd')
+"""
 
-def timed(command: list[str]) -> tuple[float, float]:
-    """Run a command; return (seconds, peak RSS in MiB of it and its children)."""
+
+@dataclass
+class Measured:
+    seconds: float
+    cpu: float  # user + system seconds of the process and its children
+    tree_rss: float  # MiB: the largest sum of RSS over the process and its descendants
+    max_rss: float  # MiB: the kernel's peak of the largest single process
+
+
+def timed(command: list[str]) -> Measured:
+    """Run a command to its end, sampling the RSS of it and its descendants."""
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
+    peak = 0
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            break
+        peak = max(peak, tree_rss(process.pid))
+        time.sleep(0.05)
     seconds = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         raise SystemExit(
             f"{command} failed: {process.stderr.read().decode() if process.stderr else ''}"
         )
-    return seconds, usage.ru_maxrss / 1024
+    # the usage of a waited process includes the children it waited for (the workers)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Measured(seconds, cpu, peak / 2**20, usage.ru_maxrss / 1024)
+
+
+def tree_rss(root: int) -> int:
+    """Bytes resident in `root` and all its descendants (from /proc; 0 once it has ended)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(name))
+        rss[int(name)] = int(fields[21]) * page
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total
 
 
 def kindex(*args: str) -> list[str]:
     return [sys.executable, "-m", "kindex_olap", *args, "-q"]
 
 
-def report(label: str, n: int, seconds: float, rss: float, baseline: float | None = None) -> None:
-    ratio = f"  {seconds / baseline:5.2f}x baseline time" if baseline else ""
+def report(label: str, n: int, m: Measured, baselines: tuple[float, float] | None = None) -> None:
+    ratio = ""
+    if baselines:
+        ratio = f"  {m.seconds / baselines[0]:5.2f}x raw {m.seconds / baselines[1]:5.2f}x sorted"
     print(
-        f"{label:<44} {n / seconds:>10,.0f} bundles/s  {seconds:7.2f} s  peak {rss:7.0f} MiB{ratio}"
+        f"{label:<46} {n / m.seconds:>9,.0f}/s {m.seconds:7.2f} s  cpu {m.cpu:7.2f} s  "
+        f"rss {m.tree_rss:5.0f} MiB (one process {m.max_rss:4.0f}){ratio}",
+        flush=True,
     )
 
 
-def run(n: int, work: Path) -> None:
-    print(f"\nN = {n:,}")
-    jsonl = write_jsonl(n, work / f"bundles-{n}.jsonl")
-    base_s, base_rss = timed(
-        [sys.executable, "-c", BASELINE, str(jsonl), str(work / "baseline.parquet")]
-    )
-    report("DuckDB read_ndjson -> COPY parquet (baseline)", n, base_s, base_rss)
+def run(n: int, work: Path, only: str | None) -> None:
+    print(f"\nN = {n:,}  (load average {os.getloadavg()[0]:.1f})", flush=True)
     lake = work / f"lake-{n}"
-    seconds, rss = timed(kindex("ingest", str(jsonl), "--lake", str(lake)))
-    report("kindex ingest, one JSONL file", n, seconds, rss, base_s)
-    files_n = n if n < 1_000_000 else n // 10
-    folder = write_files(files_n, work / f"files-{files_n}")
-    seconds, rss = timed(kindex("ingest", str(folder), "--lake", str(work / f"lake-files-{n}")))
-    report(f"kindex ingest, {files_n:,} seed-text files", files_n, seconds, rss)
-    extra = write_jsonl(1000, work / "extra.jsonl", start=n + 10_000_000)
-    seconds, rss = timed(kindex("ingest", str(extra), "--lake", str(lake)))
-    print(
-        f"{'add 1k new bundles to the ' + format(n, ',') + '-run lake':<44} {seconds:7.2f} s  peak {rss:7.0f} MiB"
-    )
+    if only in (None, "jsonl"):
+        jsonl = write_jsonl(n, work / f"bundles-{n}.jsonl")
+        raw = timed([sys.executable, "-c", BASELINE, str(jsonl), str(work / "baseline.parquet")])
+        report("DuckDB read_ndjson -> Parquet (raw baseline)", n, raw)
+        ordered = timed([sys.executable, "-c", SORTED_BASELINE, str(jsonl), str(work / "sorted")])
+        report("DuckDB, the lake's tables sorted (sorted)", n, ordered)
+        measured = timed(kindex("ingest", str(jsonl), "--lake", str(lake)))
+        report("kindex ingest, one JSONL file", n, measured, (raw.seconds, ordered.seconds))
+        jsonl.unlink()
+    if only in (None, "files"):
+        files_n = n if n < 1_000_000 else n // 10
+        folder = write_files(files_n, work / f"files-{files_n}")
+        measured = timed(kindex("ingest", str(folder), "--lake", str(work / f"lake-files-{n}")))
+        report(f"kindex ingest, {files_n:,} seed-text files", files_n, measured)
+        shutil.rmtree(folder)
+    if only in (None, "jsonl"):
+        extra = write_jsonl(1000, work / "extra.jsonl", start=n + 10_000_000)
+        measured = timed(kindex("ingest", str(extra), "--lake", str(lake)))
+        report(f"add 1k new bundles to the {n:,}-run lake", 1000, measured)
+    print(f"load average after: {os.getloadavg()[0]:.1f}", flush=True)
 
 
 def main() -> None:
@@ -101,6 +200,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--n", type=int, nargs="*", default=[100_000])
+    parser.add_argument("--only", choices=["jsonl", "files"], help="one path (and its baselines)")
     parser.add_argument(
         "--work", type=Path, default=None, help="scratch folder (default: a temp dir)"
     )
@@ -108,7 +208,7 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory(dir=args.work) as scratch:
         for n in args.n:
-            run(n, Path(scratch))
+            run(n, Path(scratch), args.only)
 
 
 if __name__ == "__main__":

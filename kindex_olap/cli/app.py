@@ -5,9 +5,8 @@ Commands raise; `kindex_olap.cli.edge` turns errors into one line and a document
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -53,21 +52,24 @@ def ingest(
     lock_timeout: Annotated[
         float, typer.Option(help="Seconds to wait for another writer.")
     ] = 600.0,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar (there is none when piped).")
+    ] = False,
     follow_symlinks: Annotated[
         bool, typer.Option(help="Read symbolic links that lead out of an input folder.")
     ] = False,
 ) -> None:
     """Ingest bundles into the lake, e.g. `kindex ingest data/raw --lake data/parquet`."""
     from kindex_olap.cli.output import printable
+    from kindex_olap.cli.progress import ProgressBar
     from kindex_olap.ingestion.pipeline import ingest as run_ingest
 
-    with _progress(quiet) as progress:
+    with ProgressBar(quiet) as bar:
         report = run_ingest(
             paths or [Path("data/raw")],
             lake,
             verify_digests=verify_digests,
-            progress=progress,
+            progress=bar.ingest if bar.enabled else None,
             on_wait=lambda message: typer.echo(message, err=True),
             lock_timeout=lock_timeout,
             follow_symlinks=follow_symlinks,
@@ -120,39 +122,6 @@ def compact(
 
     report = run_compact(lake, lock_timeout=lock_timeout)
     typer.echo(report.summary(), err=True)
-
-
-class _progress:
-    """A rich progress bar on stderr for ingests of many files; silent for small ones."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet or not sys.stderr.isatty()
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> Any:
-        return None if self.quiet else self.update
-
-    def update(self, done: int, total: int, documents: int) -> None:
-        if self.bar is None:
-            if total < 200:
-                return
-            from rich.progress import Progress
-
-            self.bar = Progress(transient=True, console=_stderr_console())
-            self.bar.start()
-            self.task = self.bar.add_task("ingesting", total=total)
-        self.bar.update(self.task, completed=done, description=f"{documents} documents")
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
-def _stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)
 
 
 _register_subcommands()

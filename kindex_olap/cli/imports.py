@@ -22,19 +22,21 @@ DEFAULT_RAW = Path("data/raw/liger")
 NoIngestOption = Annotated[
     bool, typer.Option("--no-ingest", help="Only write bundles; do not ingest.")
 ]
-ImportLakeOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--lake", help="Lake to ingest into (default: $KINDEX_LAKE, else ./data/parquet)."
-    ),
+QuietOption = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress bar (there is none when piped).")
 ]
-
 TimeoutOption = Annotated[
     float,
     typer.Option(
         "--timeout",
         help="Seconds that every download of this import may take in all (URLs only).",
         min=1,
+    ),
+]
+ImportLakeOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--lake", help="Lake to ingest into (default: $KINDEX_LAKE, else ./data/parquet)."
     ),
 ]
 
@@ -66,27 +68,32 @@ def liger(
         Path | None, typer.Option("--report", help="Write each skipped row with its reason here.")
     ] = None,
     lake: ImportLakeOption = None,
+    quiet: QuietOption = False,
     timeout: TimeoutOption = 300.0,
 ) -> None:
     """Convert Liger-Kernel benchmark rows into KernelIndex bundles and ingest them."""
+    from kindex_olap.cli.progress import ProgressBar
     from kindex_olap.importers.download import deadline
     from kindex_olap.importers.liger.convert import import_liger
 
-    with deadline(timeout):
+    with deadline(timeout), ProgressBar(quiet) as bar:
         result = import_liger(
             csv_path_or_url,
             release=release,
             all_releases=all_releases,
             raw_dir=raw,
             report_path=report,
+            on_phase=bar.phase if bar.enabled else None,
         )
+        if not no_ingest:
+            from kindex_olap.ingestion.pipeline import ingest
+
+            bar.phase("ingesting")
+            ingested = ingest([raw], lake, progress=bar.ingest if bar.enabled else None)
     typer.echo(result.summary(), err=True)
     if report is not None:
         typer.echo(f"skipped rows listed in {report}", err=True)
     if not no_ingest:
-        from kindex_olap.ingestion.pipeline import ingest
-
-        ingested = ingest([raw], lake)
         typer.echo(f"ingest: {ingested.summary()}", err=True)
     if not no_ingest and ingested.rejected:
         raise typer.Exit(1)
@@ -111,18 +118,26 @@ def kernelindex(
         typer.Option("--report", help="Write every verification finding here (JSON Lines)."),
     ] = None,
     lake: ImportLakeOption = None,
+    quiet: QuietOption = False,
     timeout: TimeoutOption = 300.0,
 ) -> None:
     """Import a KernelIndex catalog export: bundles, dimensions and serving runs, verified.
 
     Example: kindex import kernelindex catalog-2026-08-16-0022af0b.jsonl.zst --report findings.jsonl
     """
+    from kindex_olap.cli.progress import ProgressBar
     from kindex_olap.importers.download import deadline
     from kindex_olap.importers.kernelindex.convert import import_kernelindex
 
-    with deadline(timeout):
+    with deadline(timeout), ProgressBar(quiet) as bar:
         result = import_kernelindex(
-            export, raw_dir=raw, ingest=not no_ingest, lake=lake, report_path=report
+            export,
+            raw_dir=raw,
+            ingest=not no_ingest,
+            lake=lake,
+            report_path=report,
+            on_phase=bar.phase if bar.enabled else None,
+            progress=bar.ingest if bar.enabled else None,
         )
     typer.echo(result.summary(), err=True)
     if report is not None:

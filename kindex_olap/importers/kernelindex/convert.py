@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kindex_olap.errors import SourceError
 from kindex_olap.importers.kernelindex.read import Index, export_name, local_copy
@@ -33,6 +35,9 @@ from kindex_olap.importers.kernelindex.report import REPORT_LIMIT, KernelIndexIm
 from kindex_olap.importers.kernelindex.runs import Converter
 from kindex_olap.importers.kernelindex.serving import SERVING_FILE, write_serving
 from kindex_olap.importers.kernelindex.write import BundleWriters, write_dimensions
+
+if TYPE_CHECKING:
+    from kindex_olap.ingestion.pipeline import ProgressFn
 
 DEFAULT_RAW_ROOT = Path("data/raw/kernelindex")
 
@@ -44,25 +49,32 @@ def import_kernelindex(
     ingest: bool = True,
     lake: str | os.PathLike[str] | None = None,
     report_path: Path | None = None,
+    on_phase: Callable[[str], None] | None = None,
+    progress: ProgressFn | None = None,
 ) -> KernelIndexImport:
     """Convert one catalog export into bundles and dimension documents, then ingest them.
 
     `source` is a path or an http(s) URL of a .jsonl, .jsonl.zst or .jsonl.gz export; the raw
-    folder defaults to data/raw/kernelindex/<export name>/.
+    folder defaults to data/raw/kernelindex/<export name>/. `on_phase` hears each step begin
+    (downloading, converting, ingesting); `progress` is the ingest's progress callback.
     """
+    phase = on_phase or (lambda _: None)
     started = time.perf_counter()
     name = export_name(source)
     folder = raw_dir if raw_dir is not None else DEFAULT_RAW_ROOT / name
     folder.mkdir(parents=True, exist_ok=True)
     report = KernelIndexImport(export=name, raw_dir=folder)
+    phase(f"downloading {name}" if source.startswith(("http://", "https://")) else "reading")
     with local_copy(source) as path:
+        phase(f"converting {name}")
         converter = convert(path, folder, report)
     report.convert_seconds = time.perf_counter() - started
     report.examples = converter.findings[:REPORT_LIMIT]
     if report_path is not None:
         write_report(report_path, converter.findings)
     if ingest:
-        _ingest(folder, lake, report)
+        phase(f"ingesting {name}")
+        _ingest(folder, lake, report, progress)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -86,12 +98,17 @@ def convert(path: Path, folder: Path, report: KernelIndexImport) -> Converter:
     return converter
 
 
-def _ingest(folder: Path, lake: str | os.PathLike[str] | None, report: KernelIndexImport) -> None:
+def _ingest(
+    folder: Path,
+    lake: str | os.PathLike[str] | None,
+    report: KernelIndexImport,
+    progress: ProgressFn | None,
+) -> None:
     from kindex_olap.ingestion.pipeline import ingest
 
     inputs = sorted(folder.glob("*.jsonl.zst"))
     if (folder / SERVING_FILE).is_file():
         # ingest writes the serving runs with the bundles, in one lake commit (or none)
         inputs.append(folder / SERVING_FILE)
-    report.ingest = ingest(inputs, lake, verify_digests=True)
+    report.ingest = ingest(inputs, lake, verify_digests=True, progress=progress)
     report.serving_added = report.ingest.serving_added

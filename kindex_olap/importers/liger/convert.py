@@ -14,7 +14,7 @@ the file I/O and the source resolution.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from kindex_olap.importers.liger.provenance import provenance
@@ -53,13 +53,19 @@ def import_liger(
     all_releases: bool = False,
     raw_dir: Path = Path("data/raw/liger"),
     report_path: Path | None = None,
+    on_phase: Callable[[str], None] | None = None,
 ) -> LigerImportReport:
     """Convert Liger's benchmark CSV(s) into bundles under raw_dir; does not ingest.
 
     source is a CSV path, a folder of CSVs, or an http(s) URL; None takes the CSVs shipped in
     the liger-kernel source distribution (`release`, every release, or the newest).
+    `on_phase` hears each step begin (finding and downloading the CSVs, converting).
     """
+    phase = on_phase or (lambda _: None)
+    remote = source is None or source.startswith(("http://", "https://"))
+    phase("downloading the CSVs" if remote else "reading the CSVs")
     paths = resolve_sources(source, release=release, all_releases=all_releases)
+    phase("converting")
     conversion = convert_csvs(paths)
     rep = report_from(conversion, [str(p) for p in paths])
     rep.raw_dir = str(raw_dir)
