@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["IngestReport", "connect", "ingest", "plot", "runs", "speedups", "summary"]
+__all__ = ["IngestReport", "Lake", "connect", "ingest", "plot", "runs", "speedups", "summary"]
 
 if TYPE_CHECKING:
     from kindex_olap.doors.plot import plot
     from kindex_olap.ingestion.pipeline import IngestReport, ingest
     from kindex_olap.query.api import runs, speedups, summary
+    from kindex_olap.query.session import Lake
 
 
 def __getattr__(name: str) -> Any:
@@ -31,6 +32,10 @@ def __getattr__(name: str) -> Any:
         from kindex_olap.query import api
 
         return getattr(api, name)
+    if name == "Lake":
+        from kindex_olap.query import session
+
+        return session.Lake
     if name == "plot":
         from kindex_olap.doors import plot
 

@@ -5,21 +5,18 @@
 
 Each function takes shorthand filters (the words after the verb of `kindex query`, as one
 string or several) and returns exactly the rows `kindex query "<verb> <filters>"` prints, with
-DuckDB's types (timestamps, floats) intact. polars is imported only when called.
+DuckDB's types (timestamps, floats) intact. polars is imported only when called. Calls on one
+lake share a warm session (kindex_olap.Lake, query/session.py): the connection, its views and
+the lake's vocabulary are made once and kept until the lake gains a commit.
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 from typing import TYPE_CHECKING
 
-import duckdb
-
-from kindex_olap.errors import QueryError, from_duckdb
-from kindex_olap.query.compile import Options, compile_query, explain_empty, load_vocabulary
-from kindex_olap.query.engine import connect
-from kindex_olap.query.shorthand import VERBS, parse
+from kindex_olap.query.compile import Options
+from kindex_olap.query.session import Lake as Session
 
 if TYPE_CHECKING:
     import polars as pl
@@ -56,33 +53,20 @@ def runs(*filters: str, lake: Lake = None, version: str | None = None) -> pl.Dat
 
 
 def frame(verb: str, filters: tuple[str, ...], lake: Lake, options: Options) -> pl.DataFrame:
-    """Run shorthand `verb filters...` and return a polars DataFrame; warn when it is empty."""
-    text = shorthand(verb, filters)
-    con = connect(lake)
-    try:
-        vocab = load_vocabulary(con)
-        query = parse(text, vocab)
-        compiled = compile_query(query, options)
-        try:
-            result: pl.DataFrame = con.sql(compiled.sql, params=list(compiled.params)).pl()
-        except duckdb.Error as e:
-            raise from_duckdb(e, "query failed") from e
-        if result.is_empty():
-            for note in explain_empty(con, query, options, vocab):
-                warnings.warn(note, stacklevel=3)
-        return result
-    finally:
-        con.close()
+    """Run shorthand `verb filters...` on the lake's cached session and return a polars
+    DataFrame; warn when it is empty."""
+    session = _session(lake)
+    return session.frame(verb, *filters, options=options)
 
 
-def shorthand(verb: str, filters: tuple[str, ...]) -> str:
-    """`verb` followed by the filter words; a leading repetition of the verb is accepted."""
-    words = " ".join(filters).split()
-    if words and words[0].lower() == verb:
-        words = words[1:]
-    elif words and words[0].lower() in VERBS:
-        raise QueryError(
-            f"{words[0]!r} is a verb, and this function answers {verb!r}",
-            hint="pass only filters, e.g. speedups('jsd b200'), or call the matching function",
-        )
-    return " ".join([verb, *words])
+_SESSIONS: dict[str, Session] = {}
+
+
+def _session(lake: Lake) -> Session:
+    """The cached session of a lake folder (made on first use)."""
+    from kindex_olap.lake.store import resolve_lake
+
+    root = str(resolve_lake(lake)[0].resolve())
+    if root not in _SESSIONS:
+        _SESSIONS[root] = Session(root)
+    return _SESSIONS[root]

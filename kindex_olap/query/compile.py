@@ -368,13 +368,15 @@ def run_query(
     options: Options = Options(),
     con: duckdb.DuckDBPyConnection | None = None,
     as_of: str | None = None,
+    vocab: Vocabulary | None = None,
 ) -> QueryResult:
     """Parse, compile and run shorthand `text` (over the lake commit `as_of` names, if given);
-    explain an empty result in diagnostics."""
+    explain an empty result in diagnostics. `con` and `vocab`: an open connection and its
+    lake's vocabulary (a warm session, kindex_olap.query.session)."""
     own = con is None
     con = con or connect(lake, as_of=as_of)
     try:
-        vocab = load_vocabulary(con)
+        vocab = vocab or load_vocabulary(con)
         query = parse(text, vocab)
         if query.verb in HISTORY_VERBS:
             return _history(con, query, options)

@@ -1,0 +1,158 @@
+"""A warm session over a lake: one DuckDB connection with its views, kept across questions.
+
+    import kindex_olap
+    with kindex_olap.Lake("data/parquet") as lake:
+        lake.speedups("jsd b200")      # the first call opens the connection and defines views
+        lake.speedups("jsd b200")      # later calls reuse it: only the query runs
+
+Opening a connection and defining every view costs a few hundred milliseconds; the query itself
+a few. A session keeps its connection, the lake's vocabulary and the noise model it computed,
+and refreshes them only when the lake gains a commit (the newest Delta log entry of `runs`
+changed: a folder listing, no delta-rs). The module-level functions of kindex_olap.query.api
+use one cached session per lake folder. A session is for one thread at a time: DuckDB keeps
+the views' file lists in per-connection variables.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+import duckdb
+
+from kindex_olap.errors import QueryError, from_duckdb
+from kindex_olap.lake.store import Lake as LakeFolder
+from kindex_olap.lake.store import resolve_lake
+from kindex_olap.query import noise
+from kindex_olap.query.compile import (
+    NOISE_VERBS,
+    Options,
+    QueryResult,
+    compile_query,
+    explain_empty,
+    load_vocabulary,
+    run_query,
+    scope_arguments,
+)
+from kindex_olap.query.engine import connect
+from kindex_olap.query.shorthand import VERBS, Vocabulary, parse
+
+if TYPE_CHECKING:
+    import polars as pl
+
+
+class Lake:
+    """A lake to ask questions of, with one warm connection (see the module docstring)."""
+
+    def __init__(self, lake: str | os.PathLike[str] | None = None) -> None:
+        self.root: Path = resolve_lake(lake)[0]
+        self._folder = LakeFolder(self.root)
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._vocabulary: Vocabulary | None = None
+        self._runs_version: int | None = None
+
+    def connection(self) -> duckdb.DuckDBPyConnection:
+        """The session's connection over the lake's newest commit (opened or refreshed here)."""
+        version = self._folder.newest_log_version("runs")
+        if self._con is None or version != self._runs_version:
+            self.close()
+            self._con = connect(self.root)
+            self._runs_version = version
+        return self._con
+
+    def vocabulary(self) -> Vocabulary:
+        """The kernels, GPUs, providers and axes of the lake commit the connection reads."""
+        con = self.connection()
+        if self._vocabulary is None:
+            self._vocabulary = load_vocabulary(con)
+        return self._vocabulary
+
+    def query(self, text: str, options: Options | None = None) -> QueryResult:
+        """`kindex query TEXT` on the warm connection: the same rows, notes and SQL."""
+        con = self.connection()
+        return run_query(text, options=options or Options(), con=con, vocab=self.vocabulary())
+
+    def frame(self, verb: str, *filters: str, options: Options | None = None) -> pl.DataFrame:
+        """`verb filters...` as a polars DataFrame: exactly the rows `kindex query` prints."""
+        return frame_on(self.connection(), self.vocabulary(), verb, filters, options or Options())
+
+    def speedups(
+        self, *filters: str, version: str | None = None, all_pairs: bool = False
+    ) -> pl.DataFrame:
+        """As kindex_olap.speedups, on this session."""
+        return self.frame(
+            "speedup", *filters, options=Options(version=version, all_pairs=all_pairs)
+        )
+
+    def summary(
+        self, *filters: str, version: str | None = None, all_pairs: bool = False
+    ) -> pl.DataFrame:
+        """As kindex_olap.summary, on this session."""
+        return self.frame(
+            "summary", *filters, options=Options(version=version, all_pairs=all_pairs)
+        )
+
+    def runs(self, *filters: str, version: str | None = None) -> pl.DataFrame:
+        """As kindex_olap.runs, on this session."""
+        return self.frame("runs", *filters, options=Options(version=version))
+
+    def close(self) -> None:
+        """Close the connection (a later question opens a new one)."""
+        if self._con is not None:
+            self._con.close()
+        self._con, self._vocabulary, self._runs_version = None, None, None
+
+    def __enter__(self) -> Lake:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "open" if self._con is not None else "closed"
+        return f"kindex_olap.Lake({str(self.root)!r}, {state})"
+
+
+def frame_on(
+    con: duckdb.DuckDBPyConnection,
+    vocab: Vocabulary,
+    verb: str,
+    filters: tuple[str, ...],
+    options: Options,
+) -> pl.DataFrame:
+    """`frame` on an open connection and its lake's vocabulary."""
+    query = parse(shorthand(verb, filters), vocab)
+    compiled = compile_query(query, options)
+    if query.verb in NOISE_VERBS:
+        # the noise model of the asked environments, computed once per connection (as
+        # `kindex query` does): the live views would pair every run of the lake each call
+        noise.materialize(con, scope_arguments(query)[1])
+    try:
+        result: pl.DataFrame = con.sql(compiled.sql, params=list(compiled.params)).pl()
+    except duckdb.Error as e:
+        raise from_duckdb(e, "query failed") from e
+    if result.is_empty():
+        for note in explain_empty(con, query, options, vocab):
+            warnings.warn(note, stacklevel=4)
+    return result
+
+
+def shorthand(verb: str, filters: tuple[str, ...]) -> str:
+    """`verb` followed by the filter words; a leading repetition of the verb is accepted."""
+    words = " ".join(filters).split()
+    if words and words[0].lower() == verb:
+        words = words[1:]
+    elif words and words[0].lower() in VERBS:
+        raise QueryError(
+            f"{words[0]!r} is a verb, and this function answers {verb!r}",
+            hint="pass only filters, e.g. speedups('jsd b200'), or call the matching function",
+        )
+    return " ".join([verb, *words])

@@ -1,0 +1,61 @@
+"""kindex_olap.Lake, the warm session (query/session.py): the rows of `kindex query`, one
+connection kept across questions, a refresh when the lake gains a commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import crafted as c
+
+import kindex_olap
+from kindex_olap.query.compile import run_query
+from kindex_olap.query.session import Lake
+
+
+def _lake(tmp_path: Path, torch_ms: float = 1.3) -> Path:
+    bundles = [
+        c.run("liger", median=1.0e6, p20=0.99e6, p80=1.01e6),
+        c.run("torch", median=torch_ms * 1e6, p20=torch_ms * 0.99e6, p80=torch_ms * 1.01e6),
+    ]
+    return c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+
+
+def test_a_session_answers_as_kindex_query_and_keeps_its_connection(tmp_path: Path) -> None:
+    lake = _lake(tmp_path)
+    expected = run_query("speedup jsd", lake)
+    with Lake(lake) as session:
+        first = session.speedups("jsd")
+        con = session.connection()
+        second = session.speedups("jsd")
+        assert session.connection() is con  # no new connection, no views defined again
+        assert first.columns == second.columns == expected.columns
+        assert first.rows() == second.rows() == expected.rows
+        assert session.query("speedup jsd").rows == expected.rows
+    assert "closed" in repr(session)
+
+
+def test_a_session_sees_a_new_lake_commit(tmp_path: Path) -> None:
+    lake = _lake(tmp_path)
+    session = Lake(lake)
+    before = session.speedups("jsd")["speedup"].to_list()
+    con = session.connection()
+    newer = c.run(
+        "torch", median=2.6e6, p20=2.57e6, p80=2.63e6, observed="2026-06-01T00:00:00.000Z"
+    )
+    c.ingest_bundles(tmp_path / "in2", [newer], lake)
+    after = session.speedups("jsd")["speedup"].to_list()
+    assert session.connection() is not con
+    assert before == [1.3] and after == [2.6]
+    session.close()
+
+
+def test_module_functions_share_one_session_per_lake(tmp_path: Path) -> None:
+    from kindex_olap.query import api
+
+    lake = _lake(tmp_path)
+    kindex_olap.speedups("jsd", lake=lake)
+    session = api._session(lake)
+    con = session.connection()
+    kindex_olap.summary("jsd", lake=str(lake))  # the same folder, spelled as text
+    assert api._session(lake) is session and session.connection() is con
+    assert isinstance(kindex_olap.Lake(lake), Lake)
