@@ -13,7 +13,7 @@ from conftest import GRPO_SEED, JSD_SEED, SEEDS, BundleFactory, rows
 from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
-from kindex_olap.ingestion.pipeline import iter_rejects
+from kindex_olap.ingestion.rejects import iter_rejects
 from kindex_olap.ingestion.sources import KEEP_REJECTED_BYTES
 
 runner = CliRunner()

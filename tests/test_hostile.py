@@ -27,7 +27,8 @@ from kindex_olap.cli.app import app
 from kindex_olap.cli.output import Format, printable, write
 from kindex_olap.doors.render import html_page, inline_json
 from kindex_olap.importers import download
-from kindex_olap.ingestion.pipeline import ingest, iter_rejects
+from kindex_olap.ingestion.pipeline import ingest
+from kindex_olap.ingestion.rejects import iter_rejects
 
 KINDEX = [sys.executable, "-m", "kindex_olap"]
 ADDRESS_SPACE = 6 * 1024**3  # far above a sound ingest, far below 4M rejects kept as objects

@@ -28,7 +28,8 @@ from conftest import (
     seed_text,
 )
 
-from kindex_olap.ingestion.pipeline import IngestReport, ingest, iter_rejects
+from kindex_olap.ingestion.pipeline import IngestReport, ingest
+from kindex_olap.ingestion.rejects import iter_rejects
 from kindex_olap.ingestion.sources import KEEP_REJECTED_BYTES, MAX_DOCUMENT_BYTES
 
 Bundle = dict[str, Any]

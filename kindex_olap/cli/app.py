@@ -98,7 +98,7 @@ def rejects(
 ) -> None:
     """List documents kept aside by ingest, with file, line and reason: `kindex rejects`."""
     from kindex_olap.cli.output import printable
-    from kindex_olap.ingestion.pipeline import iter_rejects
+    from kindex_olap.ingestion.rejects import iter_rejects
 
     rows = list(iter_rejects(lake))
     for row in rows[:limit]:

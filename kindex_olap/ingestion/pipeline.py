@@ -18,9 +18,7 @@ commit, report.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -28,7 +26,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kindex_olap.errors import ConfigError, IngestError
-from kindex_olap.ingestion.jobs import Job, JobResult, file_row, ignore_interrupts, stage_job
+from kindex_olap.ingestion.jobs import (
+    Job,
+    JobResult,
+    file_row,
+    ignore_interrupts,
+    main_script_hidden,
+    stage_job,
+)
+from kindex_olap.ingestion.rejects import RejectSpill
 from kindex_olap.ingestion.sources import (
     Document,
     Problem,
@@ -54,7 +60,6 @@ CHUNK_BYTES = 8 * 1024 * 1024  # also the size of a byte range of an uncompresse
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 # Enough queued work (about 8 MiB a job) that the workers keep going while DuckDB flattens a batch.
 JOBS_IN_FLIGHT_PER_WORKER = 8
-SPILL_REJECTS = 20_000  # rejects held in memory before they go to a Parquet file
 REPORTED_REJECTS = 50  # rejects listed in the report (all of them go to the rejects table)
 FileInfo = tuple[str, int, int]  # absolute path, size, mtime_ns
 
@@ -199,7 +204,7 @@ class _Ingest:
         self.dimensions: dict[str, dict[str, dict[str, Any]]] = {}
         self.file_rows: dict[str, dict[str, Any]] = {}
         self.known_hashes: set[str] = set()
-        self.reject_rows = _RejectSpill(tx.staging)
+        self.reject_rows = RejectSpill(tx.staging)
         # Staging files written by jobs and not yet handed to DuckDB, and their runs.
         self.pending_files: list[str] = []
         self.pending_runs = 0
@@ -323,7 +328,7 @@ class _Ingest:
                 weights.append(weight)
                 yield job
 
-        with _main_script_hidden(), context.Pool(workers, initializer=ignore_interrupts) as pool:
+        with main_script_hidden(), context.Pool(workers, initializer=ignore_interrupts) as pool:
             for number, result in enumerate(pool.imap(stage_job, bounded(), chunksize=1)):
                 in_flight.release()
                 self._absorb_job(weights[number], result)
@@ -439,80 +444,3 @@ class _Ingest:
         if self.pending_files:
             self.writer.stage(self.pending_files, self.pending_runs)
             self.pending_files, self.pending_runs = [], 0
-
-
-class _RejectSpill:
-    """Rejects on their way to the rejects table, written to Parquet files in the staging folder
-    every SPILL_REJECTS, so that memory stays bounded however many there are (4M rejects kept as
-    objects took 5 GB)."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.buffer: list[Reject] = []
-        self.files: list[str] = []
-
-    def add(self, rejects: list[Reject]) -> None:
-        self.buffer.extend(rejects)
-        if len(self.buffer) >= SPILL_REJECTS:
-            self._spill()
-
-    def parts(self) -> list[str]:
-        """The Parquet files holding every reject (rejected_at is the writer's to set)."""
-        self._spill()
-        return self.files
-
-    def _spill(self) -> None:
-        if not self.buffer:
-            return
-        import pyarrow.parquet as pq
-
-        from kindex_olap.schema import rows_to_arrow
-
-        rows = [
-            {
-                "source_file": r.source_file,
-                "line": r.line,
-                "reason": r.reason,
-                "text": r.text.decode("utf-8", errors="replace"),
-            }
-            for r in self.buffer
-        ]
-        path = str(self.folder / f"rejects-{len(self.files):06d}.parquet")
-        pq.write_table(rows_to_arrow("rejects", rows), path)
-        self.files.append(path)
-        self.buffer = []
-
-
-@contextlib.contextmanager
-def _main_script_hidden() -> Iterator[None]:
-    """Start worker processes without the parent's main script: spawn re-runs it in every
-    worker unless it is a module run with -m, and the `kindex` script imports the whole CLI
-    (typer, pydantic: 0.15-0.3 s of CPU and about 40 MB per worker), which staging never uses."""
-    main = sys.modules["__main__"]
-    path = getattr(main, "__file__", None)
-    if path is None or getattr(main, "__spec__", None) is not None:
-        yield
-        return
-    del main.__file__
-    try:
-        yield
-    finally:
-        main.__file__ = path
-
-
-def iter_rejects(lake: str | os.PathLike[str] | None = None) -> Iterator[dict[str, Any]]:
-    """The rejects table of the committed snapshot, newest first."""
-    import duckdb
-
-    from kindex_olap.lake.tables import read_table
-
-    root, _ = resolve_lake(lake)
-    snapshot = Lake(root).snapshot()
-    con = duckdb.connect()
-    rejects = read_table(con, "rejects", snapshot.files("rejects"))
-    cursor = rejects.select("source_file, line, reason, text, rejected_at").order(
-        "rejected_at DESC, source_file, line"
-    )
-    columns = cursor.columns
-    for row in cursor.fetchall():
-        yield dict(zip(columns, row, strict=True))
