@@ -6,7 +6,7 @@ lognormal noise (sigma 5 %, drawn per run); `--slowdown F` multiplies fake_plant
 latency by F (the planted regression). The seed, the round and the variant (from the runner's
 environment) choose the noise, so each run of an experiment draws its own.
 
-    python tests/fake_bench.py --seed 3 --slowdown 1.2
+    python tests/fake_bench.py --seed 3 --slowdown 1.2 [--tag _s3]
 """
 
 from __future__ import annotations
@@ -31,18 +31,18 @@ SIZES = (1024, 4096)
 BASE_MS = {"liger": 0.5, "torch": 0.8}  # at size 1024, linear in size
 
 
-def rows(seed: int, slowdown: float) -> list[list[str]]:
+def rows(seed: int, slowdown: float, tag: str = "") -> list[list[str]]:
     """One run's rows: every kernel, provider and size, each timing with its own noise."""
     salt = f"{seed}/{os.environ.get('KINDEX_BENCH_ROUND', '')}/"
     salt += os.environ.get("KINDEX_BENCH_VARIANT", "")
     rng = random.Random(zlib.crc32(salt.encode()))
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
     out = []
-    for kernel in ("fake_planted", "fake_twin"):
+    for kernel in (f"fake_planted{tag}", f"fake_twin{tag}"):
         for provider, base in BASE_MS.items():
             for size in SIZES:
                 ms = base * size / 1024 * math.exp(rng.gauss(0.0, SIGMA))
-                if kernel == "fake_planted" and provider == "liger":
+                if kernel.startswith("fake_planted") and provider == "liger":
                     ms *= slowdown
                 config = json.dumps({"hidden": 512, "dtype": "torch.float32"})
                 out.append([
@@ -57,12 +57,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--slowdown", type=float, default=1.0)
+    parser.add_argument("--tag", default="", help="appended to the kernel names")
     args = parser.parse_args()
     out = Path(os.environ.get("KINDEX_BENCH_OUT", "."))
     with (out / "all_benchmark_data.csv").open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(HEADER)
-        writer.writerows(rows(args.seed, args.slowdown))
+        writer.writerows(rows(args.seed, args.slowdown, args.tag))
     print(f"wrote {len(SIZES) * 4} rows")
 
 

@@ -102,6 +102,11 @@ def collect(folder: Path) -> Collected:
     from kindex_olap.experiment.standalone import pending
 
     out.pending = len(pending(plan, {"runs": state}))
+    if not out.bundles:
+        raise SourceError(
+            f"{folder}: no run left a Liger-format CSV row ({out.summary()})",
+            hint=f"see each run's stderr.txt and stdout.txt under {folder / 'runs'}",
+        )
     return out
 
 

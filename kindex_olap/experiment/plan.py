@@ -48,9 +48,12 @@ def generic_plan(
             "give at least two --variant options with different names",
             hint="kindex bench run --variant A='cmd ...' --variant B='cmd ...'",
         )
-    return new_plan(folder, "generic", [GENERIC_JOB], {
+    plan = new_plan(folder, "generic", [GENERIC_JOB], {
         name: {"command": argv, "jobs": {}, "env": {}, "version": name} for name, argv in parsed
     }, rounds, timeout_s)  # fmt: skip
+    # the commands run where kindex was called (their relative paths mean what the user meant)
+    plan["cwd"] = str(Path.cwd())
+    return plan
 
 
 def new_plan(
@@ -98,4 +101,4 @@ def settle_plan(folder: Path, plan: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _comparable(plan: dict[str, Any]) -> dict[str, Any]:
-    return {k: plan.get(k) for k in ("kind", "jobs", "variants", "rounds")}
+    return {k: plan.get(k) for k in ("kind", "jobs", "variants", "rounds", "cwd")}

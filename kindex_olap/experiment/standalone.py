@@ -162,7 +162,7 @@ def run_step(plan: dict[str, Any], step: Step, folder: Path) -> dict[str, Any]:
     started = time.time()
     with (out / "stdout.txt").open("wb") as so, (out / "stderr.txt").open("wb") as se:
         try:
-            done = subprocess.run(argv, cwd=out, env=env, stdout=so, stderr=se,
+            done = subprocess.run(argv, cwd=plan.get("cwd") or out, env=env, stdout=so, stderr=se,
                                   timeout=float(plan["timeout_s"]))  # fmt: skip
             status = "passed" if done.returncode == 0 else f"failed (exit {done.returncode})"
         except subprocess.TimeoutExpired:
