@@ -129,18 +129,25 @@ PROBE = (
 SMI_FIELDS = "name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw"
 
 
+def packages(folder: Path, variant: str, env: dict[str, str]) -> Any:
+    """The versions of torch, triton and liger_kernel that a variant's runs import (probed once
+    per variant and experiment folder: importing torch takes seconds)."""
+    path = folder / f"packages-{variant}.json"
+    if not path.exists():
+        probe = _query([sys.executable, "-c", PROBE], env)
+        write_json(path, json.loads(probe) if probe else {})
+    return read_json(path)
+
+
 def capture_environment(env: dict[str, str]) -> dict[str, Any]:
-    """What the run ran on: host, Python, the packages the variant imports (torch, triton,
-    liger_kernel, as the variant's own PYTHONPATH sees them), and every GPU nvidia-smi lists
-    (name, driver, clocks, temperature, power) where it is readable."""
+    """What the run ran on: host, Python, and every GPU nvidia-smi lists (name, driver, clocks,
+    temperature, power) where it is readable."""
     found: dict[str, Any] = {
         "host": platform.node(),
         "platform": platform.platform(),
         "python": platform.python_version(),
         "captured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    probe = _query([sys.executable, "-c", PROBE], env)
-    found["packages"] = json.loads(probe) if probe else None
     smi = _query(["nvidia-smi", f"--query-gpu={SMI_FIELDS}", "--format=csv,noheader"])
     keys = SMI_FIELDS.split(",")
     gpus = [dict(zip(keys, (v.strip() for v in line.split(",")), strict=False))
@@ -157,7 +164,9 @@ def run_step(plan: dict[str, Any], step: Step, folder: Path) -> dict[str, Any]:
         shutil.rmtree(out)  # an interrupted earlier attempt: start clean
     out.mkdir(parents=True)
     env = run_env(plan, step, out)
-    write_json(out / "env.json", capture_environment(env))
+    captured = capture_environment(env)
+    captured["packages"] = packages(folder, step.variant, env)
+    write_json(out / "env.json", captured)
     argv = command_of(plan, step, out)
     started = time.time()
     with (out / "stdout.txt").open("wb") as so, (out / "stderr.txt").open("wb") as se:
