@@ -153,3 +153,67 @@ def _import_and_judge(folder: Path, lake: Path | None, fmt: Format) -> None:
 def register(app: typer.Typer) -> None:
     """Add `bench` to the kindex app."""
     app.add_typer(bench_app, name="bench")
+
+
+@bench_app.command("liger")
+def liger(
+    versions: Annotated[
+        str, typer.Option("--versions", help="Liger-Kernel releases, e.g. 0.8.1,0.8.2.")
+    ],
+    kernels: Annotated[
+        str, typer.Option("--kernels", help="Benchmark scripts to run, e.g. jsd,rms_norm.")
+    ],
+    rounds: RoundsOption = None,
+    timeout: TimeoutOption = 600.0,
+    folder: DirOption = Path("kindex-bench"),
+    sdist: Annotated[
+        Path | None,
+        typer.Option(
+            "--sdist",
+            help="The newest version's sdist (default: the package index).",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
+    wheels: Annotated[
+        Path | None,
+        typer.Option(
+            "--wheels",
+            help="A folder of liger_kernel wheels (default: pip download).",
+            exists=True,
+            file_okay=False,
+        ),
+    ] = None,
+    emit_runner: Annotated[
+        bool,
+        typer.Option(
+            "--emit-runner",
+            help="Only prepare --dir and write its stdlib runner "
+            "(kindex_bench_runner.py): carry the folder to the GPU machine.",
+        ),
+    ] = False,
+    budget: BudgetOption = None,
+    dry_run: DryRunOption = False,
+    no_import: NoImportOption = False,
+    lake: LakeOption = None,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Run Liger's benchmark scripts under each version, interleaved by round, and judge.
+
+    Each version's wheel is unpacked into --dir/site-VERSION (your environment is untouched);
+    the scripts come from the newest version's sdist. Example: kindex bench liger --versions
+    0.8.1,0.8.2 --kernels jsd,rms_norm --rounds 3 --dir h200-liger --emit-runner
+    """
+    from kindex_olap.experiment.liger import emit_runner as write_runner
+    from kindex_olap.experiment.liger import liger_plan, parse_versions
+    from kindex_olap.experiment.plan import settle_plan
+
+    names = [k.strip() for k in kernels.split(",") if k.strip()]
+    plan = liger_plan(folder, parse_versions(versions), names, rounds or 3, timeout, sdist, wheels)
+    settle_plan(folder, plan)
+    if emit_runner:
+        runner = write_runner(folder)
+        typer.echo(f"wrote {runner}: run `python {runner.name}` in that folder on the GPU "
+                   f"machine, then `kindex bench import {folder}` here", err=True)  # fmt: skip
+        return
+    _run_and_judge(folder, budget, dry_run, no_import, lake, fmt)

@@ -163,6 +163,9 @@ def run_step(plan: dict[str, Any], step: Step, folder: Path) -> dict[str, Any]:
     if out.exists():
         shutil.rmtree(out)  # an interrupted earlier attempt: start clean
     out.mkdir(parents=True)
+    for source, target in plan.get("copy_into_run", {}).items():
+        # a private copy per run: Liger's scripts write their CSV beside themselves (../data)
+        shutil.copytree(folder / source, out / target)
     env = run_env(plan, step, out)
     captured = capture_environment(env)
     captured["packages"] = packages(folder, step.variant, env)
