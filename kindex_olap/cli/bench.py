@@ -88,7 +88,10 @@ def run(
 @bench_app.command("import")
 def import_(
     folder: Annotated[
-        Path, typer.Argument(help="An experiment folder (from a runner elsewhere).", exists=True)
+        Path,
+        typer.Argument(
+            help="An experiment folder (from a runner elsewhere).", exists=True, metavar="DIR"
+        ),
     ],
     lake: LakeOption = None,
     fmt: FormatOption = Format.table,
