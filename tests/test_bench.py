@@ -143,8 +143,11 @@ def test_liger_emitted_runner_runs_without_kindex_and_imports(tmp_path: Path) ->
     assert emitted.exit_code == 0, emitted.output
     assert (folder / "site-0.0.1" / "liger_kernel" / "__init__.py").is_file()
     # -I -S: no site-packages, no PYTHONPATH: kindex and its dependencies cannot be imported
-    runner = [PY, "-I", "-S", str(folder / "kindex_bench_runner.py"), str(folder)]
-    done = subprocess.run(runner, capture_output=True, text=True, timeout=120, check=False)
+    # run as on the GPU machine: in the folder, which is named relatively
+    runner = [PY, "-I", "-S", "kindex_bench_runner.py", "."]
+    done = subprocess.run(
+        runner, capture_output=True, text=True, timeout=120, check=False, cwd=folder
+    )
     assert done.returncode == 0, done.stderr
     assert "all runs done" in done.stderr
     imported = CliRunner().invoke(

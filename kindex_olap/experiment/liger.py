@@ -118,7 +118,12 @@ def liger_plan(
     """Prepare the experiment folder (scripts, one site folder per version) and its plan."""
     folder.mkdir(parents=True, exist_ok=True)
     scripts = folder / SCRIPTS / "benchmark" / "scripts"
-    available = extract_scripts(sdist or newest_sdist(versions[-1], folder), scripts)
+    downloaded = None if sdist else newest_sdist(versions[-1], folder)
+    try:
+        available = extract_scripts(sdist or downloaded or Path(), scripts)
+    finally:
+        if downloaded is not None:
+            downloaded.unlink(missing_ok=True)  # the folder travels: carry only the scripts
     unknown = [k for k in kernels if k not in available]
     if unknown:
         raise ConfigError(f"no benchmark script for {', '.join(unknown)}",

@@ -111,12 +111,13 @@ def _query(argv: list[str], env: dict[str, str] | None = None) -> str | None:
 
 PROBE = (
     "import json\n"
+    "from importlib import metadata\n"
     "out = {}\n"
-    "for name in ('torch', 'triton', 'liger_kernel'):\n"
+    "for name, dist in (('torch', 'torch'), ('triton', 'triton'), "
+    "('liger_kernel', 'liger-kernel')):\n"
     "    try:\n"
-    "        m = __import__(name)\n"
-    "        out[name] = getattr(m, '__version__', 'present')\n"
-    "    except Exception as e:\n"
+    "        out[name] = metadata.version(dist)\n"
+    "    except Exception:\n"
     "        out[name] = None\n"
     "try:\n"
     "    import torch\n"
@@ -204,6 +205,7 @@ def execute(
 ) -> dict[str, Any]:
     """Run what is pending, saving the state after every run; stop starting runs once
     `budget_s` seconds have passed (the next call resumes). Returns the state."""
+    folder = folder.resolve()  # the runs' own folders are their working folders
     plan = read_json(folder / PLAN_FILE)
     state = read_json(folder / STATE_FILE) or {"runs": {}}
     todo = pending(plan, state)
