@@ -37,6 +37,7 @@ def _register_subcommands() -> None:
     cli_check.register(app)
     cli_lake.register(app)
     cli_see.register(app)
+    __import__("kindex_olap.cli.bench").cli.bench.register(app)
 
 
 @app.command()
