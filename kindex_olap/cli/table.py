@@ -422,10 +422,10 @@ def _separates(column: Column, columns: list[Column], dropped: list[str], keys: 
         return False
     nrows = len(column.values)
 
-    def keys(shown: list[Column]) -> int:
+    def distinct_rows(shown: list[Column]) -> int:
         return len({tuple(c.cut(c.values[i], c.width) for c in shown) for i in range(nrows)})
 
-    return keys([c for c in rest if c is not column]) < keys(rest)
+    return distinct_rows([c for c in rest if c is not column]) < distinct_rows(rest)
 
 
 def _shrink(shrinkable: list[Column], columns: list[Column], width: int, soft: bool) -> None:
