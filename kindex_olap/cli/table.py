@@ -72,7 +72,9 @@ class Column:
             return value[:DAY]
         if self.head:
             return value[: max(width, HEAD_FLOOR + 1) - 1] + ELLIPSIS
-        return shorten_inside(value, width, *self.common)
+        # one place for the cut on every row: where the longest value's cut fits
+        longest = max(len(v) for v in self.values)
+        return shorten_inside(value, width, *self.common, need=longest - width + 1)
 
 
 def _common_prefix(values: list[str]) -> int:
@@ -283,16 +285,18 @@ def shorten(value: str, width: int) -> str:
     return value[:head] + ELLIPSIS + (value[-tail:] if tail else "")
 
 
-def shorten_inside(value: str, width: int, prefix: int, suffix: int) -> str:
+def shorten_inside(
+    value: str, width: int, prefix: int, suffix: int, need: int | None = None
+) -> str:
     """`value` in `width` characters, the cut placed inside the first `prefix` or the last
-    `suffix` characters (a part every value of its column shares) where one is long enough,
-    else in the middle."""
+    `suffix` characters (a part every value of its column shares) where one is long enough
+    (for `need` characters: the column's longest cut), else in the middle."""
     if len(value) <= width:
         return value
     remove = len(value) - width + 1  # the ellipsis takes one
     for start, length in ((len(value) - suffix, suffix), (0, prefix)):
         # keep a character of the shared part on each side of the cut where it can
-        if length - 2 >= remove:
+        if length - 2 >= max(remove, need or 0):
             at = start + 1 + (length - 2 - remove) // 2
             return value[:at] + ELLIPSIS + value[at + remove :]
     return shorten(value, width)
