@@ -257,7 +257,13 @@ def test_plot_history_marks_the_flagged_steps(liger_history_lake: Path) -> None:
     data = chart.spec["data"]["values"]
     flagged = {(d["version"], d["_flag"]) for d in data if d["_flag"] != "none"}
     assert flagged == {("0.5.4", "improvement")}  # main branch: 0.5.3 -> 0.5.4 only
-    assert [panel["layer"][-1]["encoding"]["y"]["field"] for panel in chart.spec["vconcat"]] == [
-        "median_ms",
-        "speedup",
+    points = [
+        next(layer for layer in panel["layer"] if layer["mark"]["type"] == "point")
+        for panel in chart.spec["vconcat"]
     ]
+    assert [p["encoding"]["y"]["field"] for p in points] == ["median_ms", "speedup"]
+    # the ratio on a log axis that names its baseline; one legend for the lines
+    speed_y = points[1]["encoding"]["y"]
+    assert speed_y["scale"] == {"type": "log", "base": 2}
+    assert speed_y["title"].startswith("speedup vs torch")
+    assert points[1]["encoding"]["stroke"]["legend"] is None
