@@ -265,5 +265,5 @@ def test_plot_history_marks_the_flagged_steps(liger_history_lake: Path) -> None:
     # the ratio on a log axis that names its baseline; one legend for the lines
     speed_y = points[1]["encoding"]["y"]
     assert speed_y["scale"] == {"type": "log", "base": 2}
-    assert speed_y["title"].startswith("speedup vs torch")
+    assert speed_y["title"].startswith("speedup vs huggingface")
     assert points[1]["encoding"]["stroke"]["legend"] is None
