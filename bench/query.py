@@ -202,10 +202,11 @@ def pre_macro_sql(text: str, vocab: Any) -> Any:
     return Compiled(assemble(spec, spec.view, where.clauses), tuple(where.params))
 
 
-def history(con: duckdb.DuckDBPyConnection) -> None:
+def history(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
     """The history verbs against their baselines, warm, on the same connection: `regressions`
     on one kernel against `speedup` on that kernel (target <= 3x), a whole-lake `kindex check`
-    (every series, the steps into the newest version) against `summary` (target <= 5x)."""
+    (every series judged, the steps into the newest lake commit tested) against `summary`
+    (target <= 5x)."""
     from kindex_olap.query.compile import Options, run_check, run_query
 
     text = f"regressions {PLANTED_KERNEL}"
@@ -225,10 +226,10 @@ def history(con: duckdb.DuckDBPyConnection) -> None:
         f"(ratio {regressions / speedup:.2f}, target <= 3)"
     )
     summary = median_ms(lambda: run_query("summary", con=con), 3)
-    check = median_ms(lambda: run_check("", con=con, options=Options()), 3)
-    flagged = run_check("", con=con).rows
+    check = median_ms(lambda: run_check("", lake, con=con, options=Options()), 3)
+    flagged = run_check("", lake, con=con).regressions
     print(
-        f"whole-lake check: {len(flagged)} regressions into the newest version; warm "
+        f"whole-lake check: {len(flagged)} regressions into the newest lake commit; warm "
         f"{check:.0f} ms vs 'summary' {summary:.0f} ms (ratio {check / summary:.2f}, "
         "target <= 5)"
     )
@@ -358,7 +359,7 @@ def main() -> None:
             f"views {sql_only:.0f} ms, same SQL on in-memory tables {tables:.0f} ms "
             f"(ratio {sql_only / tables:.2f}); pre-macro SQL on Parquet views {old:.0f} ms"
         )
-    history(con)
+    history(con, lake)
     cold = []
     for _ in range(3):
         started = time.perf_counter()

@@ -6,7 +6,8 @@ the rules do not trust). The noise model is learned the way sql/views/noise.sql 
 percentile of |log change| of 500 simulated replicate pairs is the class floor, and each single
 run's noise is noise.single_run_noise(floor). A series counts as flagged if any rule fires
 (a step or a change point, regression or improvement) after one Benjamini-Hochberg correction
-over the whole batch, as one `regressions` query over those series would.
+over the whole batch at the default level (q <= 0.01), as one analysis of a lake of those
+series would.
 Rates measured here are quoted in docs/history.md.
 """
 
@@ -16,8 +17,8 @@ import math
 
 import numpy as np
 
-from kindex_olap.query import history as h
 from kindex_olap.query import noise
+from kindex_olap.query import steps as h
 
 SIGMA = 0.05
 SERIES = 1000
@@ -39,6 +40,10 @@ def _points(levels: list[np.ndarray], rng: np.random.Generator, floor: float) ->
     nan = np.full(n, np.nan)
     return {
         "series_key": np.array(keys, dtype=object),
+        "kernel": np.full(n, "simulated", dtype=object),
+        "invocation_baseline_ns": nan,
+        "baseline_digest": np.full(n, None, dtype=object),
+        "baseline_digests": np.zeros(n),
         "median_ns": median,
         "p20_ns": median * 0.99,
         "p80_ns": median * 1.01,
@@ -56,7 +61,7 @@ def _points(levels: list[np.ndarray], rng: np.random.Generator, floor: float) ->
 
 
 def _flagged_series(points: h.Columns) -> set[str]:
-    steps = h.analyse(points, h.HistoryOptions())
+    steps = h.analyse(points, h.Rules())
     flagged = set()
     for s in steps:
         for j, t in enumerate(s.to):

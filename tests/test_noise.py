@@ -127,42 +127,52 @@ def test_the_884_repeats_hold_up_as_two_implementations(liger_history_lake: Path
         ).fetchall()
     )
     firm = verdicts.get("faster", 0) + verdicts.get("slower", 0)
-    assert firm <= 0.05 * len(pairs), verdicts
+    # Nearly all of these repeats span two commits (a pull request measuring unreleased code
+    # under the last release's label): other code, which the floors no longer learn from. The
+    # floors of same-code pairs call about one in nine of them different (docs/uncertainty.md
+    # quotes the figure); before, floors learned from these very pairs called 3.4 %.
+    assert 0.08 <= firm / len(pairs) <= 0.16, verdicts
 
 
-def test_a_noise_class_recomputed_from_the_csv(liger_history_lake: Path) -> None:
-    """NVIDIA A100-SXM4-80GB, >= 10 ms (kto_loss's 0.5.2 transient lives here): the number of
-    pairs and the 95th percentile of their |ln change| (linear interpolation), from the CSV
-    alone. (kindex pairs runs of one workload digest, so where two sweeps of a kernel measure
-    the same shape its series join, and some classes hold a few more pairs than the CSV's
-    per-sweep series: H100 80GB HBM3 0.1-1 ms has 133 against 128. Not this one.)"""
-    gpu, label = "NVIDIA A100-SXM4-80GB", ">=10 ms"
-    changes = sorted(
-        abs(math.log(p["later"][1] / p["earlier"][1]))
-        for p in csv_repeats()
-        if p["gpu"] == gpu and latency_label(math.sqrt(p["later"][1] * p["earlier"][1])) == label
-    )
-    position = settings().quantile * (len(changes) - 1)
-    below = math.floor(position)
-    p95 = changes[below] + (changes[below + 1] - changes[below]) * (position - below)
+def test_a_noise_class_recomputed_from_its_pairs(liger_history_lake: Path) -> None:
+    """Each class's floor from its same-code pairs over every GPU (numpy's linear-interpolation
+    95th percentile, not kindex's SQL), and the tier each environment's class takes: its own
+    same-code pairs when it has min_pairs of them, else the class's over every GPU."""
+    import numpy as np
 
-    result = run_query("noise a100-sxm4-80gb", liger_history_lake)
-    rows = [dict(zip(result.columns, r, strict=True)) for r in result.rows]
-    (row,) = [
-        r for r in rows if r["environment"] == environment_name(gpu) and r["latency_class"] == label
-    ]
-    assert row["pairs"] == len(changes) >= settings().min_pairs
-    assert row["source"] == "replicates"
-    assert row["floor_pct"] == round((math.exp(p95) - 1) * 100, 1)
+    con = connect(liger_history_lake)
+    pairs = con.execute(
+        "SELECT environment_digest, class_rank, log_change FROM replicate_pairs WHERE same_code"
+    ).fetchall()
+    model = con.execute(
+        "SELECT environment_digest, class_rank, pairs, floor, source FROM noise_model"
+    ).fetchall()
+    con.close()
+    by_class: dict[int, list[float]] = defaultdict(list)
+    by_environment: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for environment, rank, change in pairs:
+        by_class[rank].append(abs(change))
+        by_environment[(environment, rank)].append(abs(change))
+    sources = set()
+    for environment, rank, count, floor, source in model:
+        own = by_environment.get((environment, rank), [])
+        assert count == len(own)
+        changes = own if len(own) >= settings().min_pairs else by_class[rank]
+        expected = max(math.expm1(float(np.quantile(changes, settings().quantile))), 0.01)
+        assert floor == pytest.approx(expected), (environment, rank)
+        assert source == ("replicates" if changes is own else "replicates, all GPUs")
+        sources.add(source)
+    assert sources == {"replicates", "replicates, all GPUs"}
 
 
 def test_defaults_are_the_liger_history_pooled_floors(liger_history_lake: Path) -> None:
-    """The documented defaults: each class's floor over every GPU of the Liger history."""
+    """The documented defaults: each class's floor from the same-code pairs of every GPU of
+    the Liger history."""
     con = connect(liger_history_lake)
     measured = dict(
         con.execute(
-            "SELECT class_rank, exp(quantile_cont(abs(log_change), kindex_noise_quantile())) - 1 "
-            "FROM replicate_pairs GROUP BY ALL"
+            "SELECT class_rank, kindex_replicate_floor(log_change) "
+            "FROM replicate_pairs WHERE same_code GROUP BY ALL"
         ).fetchall()
     )
     for item in settings().classes:
@@ -177,7 +187,9 @@ def test_noise_verb_shows_each_class_floor_and_pairs(liger_history_lake: Path) -
     lines = list(csv.DictReader(result.stdout.splitlines()))
     assert {r["latency_class"] for r in lines} == {c.label for c in settings().classes}
     hbm3 = {r["latency_class"]: r for r in lines if r["form_factor"] == "80GB HBM3"}
-    assert hbm3[">=10 ms"]["source"] == "replicates" and int(hbm3[">=10 ms"]["pairs"]) >= 20
+    assert hbm3["0.1-1 ms"]["source"] == "replicates"
+    assert int(hbm3["0.1-1 ms"]["pairs"]) >= settings().min_pairs
+    assert hbm3[">=10 ms"]["source"] == "replicates, all GPUs"
     assert all(float(r["floor_pct"]) >= 1.0 for r in lines)
     refused = CliRunner().invoke(app, ["query", "noise jsd", "--lake", str(liger_history_lake)])
     assert refused.exit_code == 5
@@ -187,27 +199,34 @@ def test_noise_verb_shows_each_class_floor_and_pairs(liger_history_lake: Path) -
 # -- verdicts on the real history -------------------------------------------------------------
 
 
-def test_jsd_b200_full_pass_single_timings_are_within_noise(liger_history_lake: Path) -> None:
+def test_jsd_b200_full_pass_single_timings_are_judged_by_their_class(
+    liger_history_lake: Path,
+) -> None:
     result = run_query("speedup jsd b200 full", liger_history_lake)
     rows = [dict(zip(result.columns, r, strict=True)) for r in result.rows]
     assert len(rows) == 4
     con = connect(liger_history_lake)
-    noise.materialize(con)
+    pooled = dict(
+        con.execute("SELECT DISTINCT class_rank, pooled_floor FROM noise_model").fetchall()
+    )
+    con.close()
     for row in rows:
         assert row["evidence"] == "single timing"
         assert row["run_speedup_lo"] == row["speedup"] == row["run_speedup_hi"]
-        # no B200 repeats in the history: both sides take their class's documented default
-        assert row["noise_source"] == "default"
-        floors = [
-            settings().latency_class(row[f"{side}_ms"] * 1e6).default_floor
-            for side in ("candidate", "baseline")
-        ]
+        # no B200 repeats in the history: both sides take their class's floor over every GPU
+        assert row["noise_source"] == "replicates, all GPUs"
+        floors = [pooled[settings().latency_class(row[f"{side}_ms"] * 1e6).rank]
+                  for side in ("candidate", "baseline")]  # fmt: skip
         widening = math.exp(math.sqrt(sum(math.log1p(f) ** 2 for f in floors) / 2))
         assert row["speedup_lo"] == pytest.approx(row["speedup"] / widening)
         assert row["speedup_hi"] == pytest.approx(row["speedup"] * widening)
-        assert row["verdict"] == "within noise"
-    # the old zero-width 'faster' claims at 2048-8192 tokens (1.068x on main's README)
-    assert max(r["speedup"] for r in rows) > 1.05
+        lo, hi = row["speedup"] / widening, row["speedup"] * widening
+        assert row["verdict"] == ("faster" if lo > 1 else "slower" if hi < 1 else "within noise")
+    # 2048-8192 tokens (>= 10 ms on both sides, whose same-code repeats stay within 3 %): the
+    # speedups of 1.1x hold up; 1024 tokens (6 ms: 1-10 ms repeats move up to 12 %) does not
+    verdicts = {r["shape"].split("-")[0]: r["verdict"] for r in rows}
+    assert verdicts.pop("tokens1024") == "within noise"
+    assert set(verdicts.values()) == {"faster"}
     golden_csv(result.columns, result.rows, "speedup_jsd_b200_full_history.csv")
 
 
@@ -225,14 +244,23 @@ def golden_csv(columns: list[str], rows: list[tuple[Any, ...]], name: str) -> No
 # -- replicates, samples and the summary on crafted lakes -------------------------------------
 
 
-def test_a_side_with_replicates_uses_their_spread(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["one invocation", "declared code"])
+def test_a_side_with_replicates_uses_their_spread(tmp_path: Path, how: str) -> None:
     """liger ran three times with one version (1.10, 0.95, then 1.00 ms, newest last), torch
-    once: liger's noise is the farthest of its runs from the paired newest one."""
-    times = ["2026-05-01T00:00:00.000Z", "2026-05-02T00:00:00.000Z", "2026-05-03T00:00:00.000Z"]
+    once: liger's noise is the farthest of its runs from the paired newest one. The runs are
+    the same code because they are one invocation (seconds apart), or because each declares
+    it (the run label kindex_code), days apart."""
+    if how == "one invocation":
+        times = ["2026-05-01T00:00:00.000Z", "2026-05-01T00:00:10.000Z", "2026-05-01T00:00:20.000Z"]
+    else:
+        times = ["2026-05-01T00:00:00.000Z", "2026-05-02T00:00:00.000Z", "2026-05-03T00:00:00.000Z"]
     bundles = [
         c.run("liger", median=m, p20=m * 0.99, p80=m * 1.01, observed=t)
         for m, t in zip((1.10e6, 0.95e6, 1.00e6), times, strict=True)
     ]
+    if how == "declared code":
+        for bundle in bundles:
+            bundle["run"]["metadata"]["labels"]["kindex_code"] = "3f2a9c1"
     bundles.append(c.run("torch", median=1.3e6, p20=1.29e6, p80=1.31e6, observed=times[2]))
     lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
     result = run_query("speedup jsd", lake)
@@ -246,6 +274,27 @@ def test_a_side_with_replicates_uses_their_spread(tmp_path: Path) -> None:
     assert row["speedup_lo"] == pytest.approx(1.29 / 1.01 / widening)
     assert row["speedup_hi"] == pytest.approx(1.31 / 0.99 * widening)
     assert row["verdict"] == "faster"  # 1.3x, and the replicates agree within 10 %
+
+
+def test_runs_of_other_code_under_one_label_are_not_replicates(tmp_path: Path) -> None:
+    """The same three liger runs a day apart with no declared code: three invocations, so
+    other code as far as kindex knows; the newest run stands alone (the class floor)."""
+    times = ["2026-05-01T00:00:00.000Z", "2026-05-02T00:00:00.000Z", "2026-05-03T00:00:00.000Z"]
+    bundles = [
+        c.run("liger", median=m, p20=m * 0.99, p80=m * 1.01, observed=t)
+        for m, t in zip((1.10e6, 0.95e6, 1.00e6), times, strict=True)
+    ]
+    bundles.append(c.run("torch", median=1.3e6, p20=1.29e6, p80=1.31e6, observed=times[2]))
+    lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+    (row,) = _dicts(run_query("speedup jsd", lake))
+    assert row["evidence"] is None and row["noise_source"] == "default"
+    con = connect(lake)
+    kinds = con.execute("SELECT same_code, count(*) FROM replicate_pairs GROUP BY ALL").fetchall()
+    assert kinds == [(False, 2)]
+
+
+def _dicts(result: Any) -> list[dict[str, Any]]:
+    return [dict(zip(result.columns, r, strict=True)) for r in result.rows]
 
 
 def test_timing_samples_are_kept_and_one_sample_is_a_single_timing(tmp_path: Path) -> None:
@@ -295,7 +344,7 @@ def test_summary_bootstrap_interval_is_reproducible(liger_history_lake: Path) ->
 
 def test_summary_interval_narrows_with_more_agreeing_shapes(tmp_path: Path) -> None:
     """Shapes that agree give a tight bootstrap interval around their geometric mean; the noise
-    of each shape (here the default 14 % of the 1-10 ms class) still widens it."""
+    of each shape (here the default floor of the 1-10 ms class) still widens it."""
     bundles = []
     for i, ratio in enumerate((2.0, 2.1, 1.9, 2.05, 1.95, 2.0)):
         shape = f"tokens{1024 * (i + 1)}-vocab128256-fp32"

@@ -1,69 +1,137 @@
-"""`kindex check`: a CI gate that fails when the newest runs regressed.
+"""`kindex check`: a CI gate that fails when what is new regressed.
 
-Exit codes: 0 no regression, 1 at least one regression (the table or Markdown lists them), and
-the usual error codes of kindex_olap.cli.edge.
+Exit codes: 0 no regression among the steps tested; 1 at least one regression (the table,
+Markdown or JSON lists them); 7 nothing was tested (no step into what is new); and the usual
+error codes of kindex_olap.cli.edge.
 """
 
 from __future__ import annotations
 
+import json
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kindex_olap.cli.options import LakeOption
+from kindex_olap.cli.options import AllBranchesOption, ByOption, LakeOption
 from kindex_olap.cli.output import Format
 
+if TYPE_CHECKING:
+    from kindex_olap.query.gate import CheckResult
+
 REGRESSED = 1
+NOTHING_TESTED = 7
 
 
 def check(
     filters: Annotated[
         list[str] | None,
-        typer.Argument(help="Shorthand filters, as after a verb of `kindex query` (jsd b200).."),
+        typer.Argument(help="Shorthand filters, as after a verb of `kindex query` (jsd b200)."),
     ] = None,
     lake: LakeOption = None,
     since: Annotated[
         str | None,
         typer.Option(
             "--since",
-            help="Test steps into versions after this one, or runs after this ISO date "
-            "(default: the steps into the newest version).",
+            metavar="LAKE_COMMIT|DATE|VERSION",
+            help="Test the runs added after a lake commit (a number, see `kindex log`), "
+            "observed after an ISO date, or of versions after a version (default: the runs "
+            "of the newest lake commit that added runs).",
         ),
     ] = None,
     fmt: Annotated[
         Format,
         typer.Option(
-            "--format", "-f", help="markdown for a pull-request comment.", case_sensitive=False
+            "--format",
+            "-f",
+            help="markdown: a pull-request comment; json: the kindex.check/v1 document.",
+            case_sensitive=False,
         ),
     ] = Format.table,
-    all_branches: Annotated[
-        bool, typer.Option("--all-branches", help="Also runs first seen off the main branch.")
-    ] = False,
+    all_branches: AllBranchesOption = False,
+    by: ByOption = "version",
     threshold: Annotated[
-        float, typer.Option("--threshold", help="Smallest change flagged (0.05: 5 %).")
-    ] = 0.05,
+        float | None,
+        typer.Option("--threshold", help="Smallest change flagged (default 0.05: 5 %)."),
+    ] = None,
+    q_level: Annotated[
+        float | None,
+        typer.Option("--q", help="Benjamini-Hochberg level for a flag (default 0.01)."),
+    ] = None,
+    gate: Annotated[
+        Path | None,
+        typer.Option(
+            "--gate",
+            help="A gate file (TOML): threshold, q, [thresholds] per kernel, [[accept]] steps.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
-    """Fail (exit 1) when a step into the newest version is a regression: `kindex check`.
+    """Fail (exit 1) when a step into what is new is a regression: `kindex check`.
 
     Each implementation's latency and speedup against its cell's baseline are compared with
-    the version before; the multiple-comparison correction covers every series of the lake
-    whatever the filters, so `check jsd` and `check` agree about the same step
-    (docs/history.md).
+    the point before; every step of the lake is judged together (one Benjamini-Hochberg
+    correction), so `check` agrees with `history` and `changes` about a step whatever the
+    filters. Exit 7 when nothing was tested (docs/history.md).
     """
-    from kindex_olap.cli.output import write
     from kindex_olap.query.compile import Options, run_check
+    from kindex_olap.query.gate import read_gate_file, rules_for
 
-    options = Options(all_branches=all_branches, threshold=threshold)
-    result = run_check(" ".join(filters or []), lake, since, options)
-    if result.rows:
-        write(result.columns, result.rows, fmt, sys.stdout)
-    for note in result.diagnostics:
-        typer.echo(note, err=True)
-    if result.rows:
-        typer.echo(f"{len(result.rows)} regression(s)", err=True)
+    gate_file = read_gate_file(gate) if gate else None
+    rules = rules_for(threshold, q_level, gate_file)
+    options = Options(all_branches=all_branches, by=by)
+    accept = gate_file.accept if gate_file else ()
+    result = run_check(" ".join(filters or []), lake, since, options, rules, accept)
+    _report(result, fmt)
+    if not result.tested_steps:
+        raise typer.Exit(NOTHING_TESTED)
+    if result.regressions:
         raise typer.Exit(REGRESSED)
-    typer.echo("no regression", err=True)
+
+
+def _report(result: CheckResult, fmt: Format) -> None:
+    from kindex_olap.cli.output import write
+
+    if fmt is Format.json:
+        json.dump(result.as_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif fmt is Format.markdown:
+        sys.stdout.write(markdown_comment(result))
+    elif result.regressions:
+        write(result.columns, result.regressions, fmt, sys.stdout, verb="regressions")
+    if result.accepted and fmt is not Format.json:
+        typer.echo(f"accepted (gate file): {len(result.accepted)} regression(s)", err=True)
+    if result.insufficient:
+        typer.echo(f"{result.insufficient} step(s) not judged: insufficient replicates", err=True)
+    typer.echo(result.summary(), err=True)
+
+
+def markdown_comment(result: CheckResult) -> str:
+    """A pull-request comment: always written, whatever was found."""
+    from io import StringIO
+
+    from kindex_olap.cli.output import write
+
+    rules = result.rules
+    lines = [
+        f"### kindex check: {result.summary()}",
+        "",
+        f"Flagged: change > {rules.threshold:.0%} and Benjamini-Hochberg q <= {rules.q_level:g} "
+        "over every step of the lake.",
+    ]
+    if result.insufficient:
+        lines.append(
+            f"{result.insufficient} step(s) could not be judged (`insufficient replicates`): "
+            "run the benchmark again to settle them."
+        )
+    buffer = StringIO()
+    for title, rows in (("Regressions", result.regressions), ("Accepted", result.accepted)):
+        if rows:
+            buffer.write(f"\n#### {title}\n\n")
+            write(result.columns, rows, Format.markdown, buffer)
+    return "\n".join(lines) + "\n" + buffer.getvalue()
 
 
 def register(app: typer.Typer) -> None:

@@ -43,6 +43,10 @@ def query(
         float,
         typer.Option("--threshold", help="history verbs: smallest change flagged (0.05: 5 %)."),
     ] = 0.05,
+    q_level: Annotated[
+        float,
+        typer.Option("--q", help="history verbs: Benjamini-Hochberg level of a flag (0.01)."),
+    ] = 0.01,
     show_sql: ShowSqlOption = False,
     as_of: AsOfOption = None,
     wide: WideOption = False,
@@ -64,7 +68,9 @@ def query(
 
     History (docs/history.md): `history jsd h100 fwd liger` lists each cell's versions (--by
     run: runs) with the speedup against the nearest baseline run and the change from the
-    previous point; `regressions`, `improvements` and `changes` list the flagged steps.
+    previous point; `regressions`, `improvements` and `changes` list the flagged steps. Every
+    step of the lake is judged together, so a step has one verdict whatever the verb and
+    filters (flagged: change > --threshold and Benjamini-Hochberg q <= --q).
     """
     from kindex_olap.query.compile import Options, run_query
 
@@ -74,6 +80,7 @@ def query(
         by=by,
         all_branches=all_branches,
         threshold=threshold,
+        q_level=q_level,
     )
     result = run_query(text, lake, options, as_of=as_of)
     _emit(result, fmt, show_sql, wide)

@@ -13,15 +13,20 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.query import noise
-from kindex_olap.query.engine import connect
+from kindex_olap.query.engine import connect, snapshot_of
 from kindex_olap.query.shorthand import OPERATORS, Gpu, Query, ShapeFilter, Vocabulary, parse
 from kindex_olap.sqlfiles import read_sql
+
+if TYPE_CHECKING:
+    from kindex_olap.query.gate import Accepted, CheckResult
+    from kindex_olap.query.history import HistoryOptions
+    from kindex_olap.query.steps import Rules
 
 DEFAULT_CANDIDATE = "liger"
 HISTORY_VERBS = ("history", "regressions", "improvements", "changes")  # query/history.py
@@ -149,10 +154,11 @@ class Options:
     version: str | None = None
     all_pairs: bool = False
     # history verbs (query/history.py): points per version or per run, runs of other branches,
-    # the smallest change flagged
+    # the smallest change flagged, the Benjamini-Hochberg level (query/steps.py)
     by: str = "version"
     all_branches: bool = False
     threshold: float = 0.05
+    q_level: float = 0.01
 
 
 @dataclass(frozen=True)
@@ -386,23 +392,27 @@ def run_query(
             con.close()
 
 
+def _history_options(options: Options, rules: Rules | None = None) -> HistoryOptions:
+    from kindex_olap.query.history import HistoryOptions
+    from kindex_olap.query.steps import Rules
+
+    rules = rules or Rules(threshold=options.threshold, q_level=options.q_level)
+    return HistoryOptions(by=options.by, all_branches=options.all_branches, rules=rules)
+
+
 def _history(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> QueryResult:
-    from kindex_olap.query.history import HistoryOptions, answer
+    from kindex_olap.query.history import answer
 
     if query.baseline:
         raise QueryError(
             f"`{query.verb}` pairs each run with its cell's baseline; name one implementation "
             "(e.g. liger), not `A vs B`"
         )
-    where = _filters(query, options, scope=False)
-    history = HistoryOptions(
-        by=options.by, all_branches=options.all_branches, threshold=options.threshold
-    )
-    scope = scope_arguments(query)
-    table = answer(con, query.verb, scope, where.clauses, where.params, history)
+    where = _filters(query, options, scope=True)
+    table = answer(con, query.verb, where.clauses, where.params, _history_options(options))
     return QueryResult(
         table.columns, table.rows, "(history: sql/views/history.sql, sql/views/history_points.sql)",
-        (*scope, *where.params), table.notes, verb=query.verb,
+        tuple(where.params), table.notes, verb=query.verb,
     )  # fmt: skip
 
 
@@ -411,24 +421,25 @@ def run_check(
     lake: str | os.PathLike[str] | None = None,
     since: str | None = None,
     options: Options = Options(),
+    rules: Rules | None = None,
+    accept: tuple[Accepted, ...] = (),
     con: duckdb.DuckDBPyConnection | None = None,
-) -> QueryResult:
-    """`kindex check [filters]`: the regressions into the newest version (or after `since`),
-    judged with a correction over every series of the lake (query/history.check)."""
-    from kindex_olap.query.history import HistoryOptions, check
+) -> CheckResult:
+    """`kindex check [filters]`: the steps into what is new (query/gate.py), each judged with
+    the whole lake. `con`: an open connection over the lake's newest commit (benchmarks)."""
+    from kindex_olap.query.gate import check
 
+    snapshot = snapshot_of(lake)
     own = con is None
-    con = con or connect(lake)
+    # the lake commit the check reports, read even if an ingest commits meanwhile
+    con = con or connect(lake, as_of=str(snapshot.id) if snapshot.id else None)
     try:
         query = parse(f"regressions {filters}", load_vocabulary(con))
         if query.baseline:
             raise QueryError("`kindex check` pairs each run with its cell's baseline: no `A vs B`")
         where = _filters(query, options, scope=True)
-        history = HistoryOptions(
-            by=options.by, all_branches=options.all_branches, threshold=options.threshold
-        )
-        table = check(con, where.clauses, where.params, since, history)
-        return QueryResult(table.columns, table.rows, "(check)", tuple(where.params), table.notes)
+        history = _history_options(options, rules)
+        return check(con, snapshot, where.clauses, where.params, since, history, accept)
     finally:
         if own:
             con.close()

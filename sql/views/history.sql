@@ -1,50 +1,61 @@
 -- History: every passed run of a time metric (latency, GPU MODE's score, ...), one row per run,
--- with the speedup against its cell's baseline run nearest in time. Defined with the views
--- (kindex_olap.query.engine); kindex_olap.query.history reads history_runs_for with the same
--- kernel / environment / pass filters as the other verbs, then sql/views/history_points.sql.
+-- with the code it measured and the speedup against its cell's baseline run nearest in time.
+-- Defined with the views (kindex_olap.query.engine); kindex_olap.query.history reads
+-- history_runs_for, then sql/views/history_points.sql.
 --
 -- A cell is what views.sql pairs within: kernel, pass, workload, environment, protocol, metric,
--- statistic and unit (cell_key). Its baseline is chosen as in views.sql: the reference
--- implementation (kindex_reference_rank), else the implementation whose newest passed run is
--- fastest. Each run is paired with the baseline run closest to it in time, before or after
--- (Liger writes both sides of one benchmark invocation seconds apart), so a step that the
--- baseline made too shows as a steady speedup: something on the machine moved, not the code.
+-- statistic and unit (cell_key). A series is a cell and an implementation: its digest and the
+-- run's own provider label (KernelIndex's curation gives some providers one digest: Liger's
+-- liger and liger_tiled, huggingface and deepspeed_tiled). The cell's baseline is one provider
+-- label, held fixed over time: the reference implementation (kindex_reference_rank over the
+-- runs' own labels), else the implementation whose newest passed run is fastest. Each run is
+-- paired with the baseline run closest to it in time, before or after (Liger writes both sides
+-- of one invocation seconds apart); the baseline run's label and digest travel with it, so a
+-- speedup step across a change of baseline is said to be one. invocation_baseline_ns is that
+-- baseline run's value when it is of the same invocation (the same declared code or commit,
+-- else no more than kindex_invocation_gap_seconds() apart): an environment shift is decided on
+-- those alone.
 
 CREATE OR REPLACE MACRO history_runs_for(kernel_filter, environment_filter, pass_filter)
 AS TABLE
 WITH
 passed AS (
-    SELECT *,
+    SELECT o.*, rc.code_key, rc.declared_code,
+           coalesce(o.run_provider, o.provider) AS label,
            -- a 64-bit hash of the cell's keys: grouping and sorting by the concatenated text
            -- (five digests) cost several times more at 300k runs; collisions are negligible
            hash(kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
                 statistic, unit) AS cell_key,
            value * kindex_time_unit_ns(unit) AS value_ns
     FROM observed_values_for(kernel_filter, environment_filter, pass_filter, NULL,
-                             unit_filter := kindex_time_units())
+                             unit_filter := kindex_time_units()) o
+    JOIN (SELECT run_id AS coded_run_id, code_key, declared_code FROM run_code) rc
+      ON rc.coded_run_id = o.run_id
     WHERE status = 'passed' AND value > 0
 ),
 newest AS (
-    SELECT cell_key, implementation_digest, any_value(provider) AS provider,
+    SELECT cell_key, implementation_digest, label,
            first(value ORDER BY observed_at DESC, run_id) AS value
-    FROM passed GROUP BY cell_key, implementation_digest
+    FROM passed GROUP BY cell_key, implementation_digest, label
 ),
 cell AS (
     SELECT cell_key,
-           arg_min(provider, (kindex_reference_rank(provider), provider))
-               FILTER (WHERE kindex_reference_rank(provider) IS NOT NULL) AS reference_provider,
-           arg_min(implementation_digest, (value, implementation_digest)) AS fastest_implementation,
-           arg_min(provider, (value, implementation_digest)) AS fastest_provider
+           arg_min(label, (kindex_reference_rank(label), label))
+               FILTER (WHERE kindex_reference_rank(label) IS NOT NULL) AS reference_label,
+           arg_min(implementation_digest, (value, implementation_digest, label))
+               AS fastest_implementation,
+           arg_min(label, (value, implementation_digest, label)) AS fastest_label
     FROM newest GROUP BY cell_key
 ),
 sides AS (
     SELECT p.*,
-           CASE WHEN p.provider = c.reference_provider THEN 'reference'
-                WHEN c.reference_provider IS NULL
-                     AND p.implementation_digest = c.fastest_implementation THEN 'fastest'
+           CASE WHEN p.label = c.reference_label THEN 'reference'
+                WHEN c.reference_label IS NULL
+                     AND p.implementation_digest = c.fastest_implementation
+                     AND p.label = c.fastest_label THEN 'fastest'
            END AS baseline_rule,
-           coalesce(c.reference_provider, c.fastest_provider) AS baseline,
-           CASE WHEN c.reference_provider IS NULL THEN 'fastest' ELSE 'reference' END
+           coalesce(c.reference_label, c.fastest_label) AS baseline,
+           CASE WHEN c.reference_label IS NULL THEN 'fastest' ELSE 'reference' END
                AS cell_baseline_rule
     FROM passed p JOIN cell c USING (cell_key)
 ),
@@ -54,12 +65,14 @@ sides AS (
 nearest AS (
     SELECT *,
            last_value(CASE WHEN baseline_rule IS NOT NULL
-                           THEN {'at': observed_at, 'ns': value_ns, 'run': run_id} END
+                           THEN {'at': observed_at, 'ns': value_ns, 'run': run_id,
+                                 'digest': implementation_digest, 'code': declared_code} END
                       IGNORE NULLS) OVER (
                PARTITION BY cell_key ORDER BY observed_at, run_id
                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS before,
            first_value(CASE WHEN baseline_rule IS NOT NULL
-                            THEN {'at': observed_at, 'ns': value_ns, 'run': run_id} END
+                            THEN {'at': observed_at, 'ns': value_ns, 'run': run_id,
+                                 'digest': implementation_digest, 'code': declared_code} END
                        IGNORE NULLS) OVER (
                PARTITION BY cell_key ORDER BY observed_at, run_id
                ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS after
@@ -75,16 +88,24 @@ chosen AS (
 )
 SELECT
     n.cell_key,
-    hash(n.cell_key, n.implementation_digest, n.run_provider) AS series_key,
+    hash(n.cell_key, n.implementation_digest, n.label) AS series_key,
     n.kernel, n.pass, n.gpu, n.form_factor, n.environment, n.shape, n.dtype, n.axes,
     n.metric, n.statistic, n.unit,
-    coalesce(n.run_provider, n.provider) AS provider, n.implementation, n.implementation_digest,
+    n.label AS provider, n.implementation, n.implementation_digest,
     n.version, n.observed_at, n.run_id,
     n.value_ns, n.p20 * kindex_time_unit_ns(n.unit) AS p20_ns,
     n.p80 * kindex_time_unit_ns(n.unit) AS p80_ns,
     n.baseline_rule IS NOT NULL AS is_baseline,
     n.baseline, n.cell_baseline_rule AS baseline_rule,
     n.b.run AS baseline_run_id, n.b.ns AS baseline_ns, n.b.at AS baseline_observed_at,
+    n.b.digest AS baseline_digest,
+    CASE WHEN n.baseline_rule IS NULL
+              AND (n.b.code = n.declared_code
+                   OR (n.b.code IS NULL AND n.declared_code IS NULL
+                       AND abs(epoch(n.b.at) - epoch(n.observed_at))
+                           <= kindex_invocation_gap_seconds()))
+         THEN n.b.ns END AS invocation_baseline_ns,
+    n.code_key, n.declared_code,
     CASE WHEN n.baseline_rule IS NULL THEN n.b.ns / n.value_ns END AS speedup,
     pv.git_commit,
     coalesce(pv.on_main, true) AS on_main,

@@ -4,10 +4,12 @@
 -- multiple-comparison correction covers the whole lake). Defined once per connection, after
 -- that table exists; DuckDB binds a macro's tables when it is called.
 --
--- A series is one cell and implementation (series_key). Its points are its versions
--- (by_run = false: the runs of a version pooled, their spread kept, so a transient shows) or
--- its runs (by_run = true). version_order lists the version labels in PEP 440 order (versions
--- that do not parse: by first appearance); point_index numbers the points in order.
+-- A series is one cell and implementation (series_key). Its points are the code it measured
+-- (code_key, sql/views/noise.sql run_code_for: one version label and one declared code, git commit or
+-- invocation): runs of the same code are pooled into one point, their spread kept, never a
+-- step. by_run = false orders the points by version (version_order: the labels in PEP 440
+-- order, labels that do not parse by first appearance), then by time; by_run = true by time.
+-- point_index numbers the points in order.
 -- Each point's noise is the noise model's (sql/views/noise.sql, issue 17), as a log half-width that
 -- holds 95 % of repeats: kindex_side_noise, i.e. with two or more runs their spread around the
 -- point's median, with one run its share of the class floor of its environment (floor_source
@@ -19,7 +21,7 @@ WITH
 r AS (
     SELECT *,
            coalesce(list_position(version_order, version), 0) AS version_rank,
-           CASE WHEN by_run THEN run_id ELSE coalesce(version, '') END AS point_key
+           code_key AS point_key
     FROM history_selected
 ),
 p AS (
@@ -40,6 +42,10 @@ p AS (
         min(value_ns) AS min_ns, max(value_ns) AS max_ns,
         avg(ln(value_ns)) AS log_mean, stddev_samp(ln(value_ns)) AS log_sd,
         median(baseline_ns) AS baseline_ns, min(baseline_ns) AS baseline_min_ns,
+        median(invocation_baseline_ns) AS invocation_baseline_ns,
+        min(baseline_digest) AS baseline_digest,
+        count(DISTINCT baseline_digest) AS baseline_digests,
+        any_value(code_key) AS code_key, any_value(declared_code) AS declared_code,
         max(baseline_ns) AS baseline_max_ns,
         avg(ln(baseline_ns)) AS baseline_log_mean,
         count(speedup) AS speedup_runs,
@@ -48,7 +54,7 @@ p AS (
         min(observed_at) AS first_observed, max(observed_at) AS last_observed,
         any_value(baseline_observed_at) AS baseline_observed_at,
         string_agg(DISTINCT left(git_commit, 10), ' ' ORDER BY left(git_commit, 10)) AS commits,
-        bool_or(in_query) AS in_query
+        bool_or(in_query) AS in_query, bool_or(is_new) AS is_new
     FROM r
     GROUP BY series_key, point_key
 ),

@@ -2,15 +2,16 @@
 -- Included into views/views.sql (read_sql expands its `-- @include views/noise.sql` line), after the
 -- time-unit macros and before the pairing, whose verdicts use it.
 --
--- Replicate pairs: two passed runs of one implementation (digest and provider), version,
--- kernel, pass, workload, environment, protocol, metric, statistic and unit, consecutive in time
--- (the later run and the one just before it; two runs at the same instant are one benchmark
--- invocation, not a repeat). Their change is ln(later / earlier).
+-- Replicate pairs: two passed runs of one series (implementation digest and provider label,
+-- kernel, pass, workload, environment, protocol, metric, statistic and unit) that measured the
+-- same code (run_code_for: the same declared code, git commit or invocation), consecutive in
+-- time. Their change is ln(later / earlier). Pairs of other code under one version label are
+-- kept beside them (same_code false): in Liger's history every such pair spans two commits, and
+-- real changes among them once made regressions widen their own floors.
 -- The model: per environment (a GPU system) and latency class (of the pair's geometric mean),
 -- the floor is the kindex_noise_quantile() quantile of |change| of its replicate pairs: the
--- run-to-run change that 95 % of repeats of the same code stay within. A class needs
--- kindex_noise_min_pairs() pairs (source 'replicates'); with fewer, the class's documented
--- default (source 'default'). No floor is below kindex_noise_min_floor().
+-- run-to-run change that 95 % of repeats of the same code stay within (sources in
+-- noise_model_for). No floor is below kindex_noise_min_floor().
 -- Floors are relative changes (0.30: 30 %); the rule works in log space, ln(1 + floor).
 --
 -- kindex_olap/query/noise.py reads the settings below (one set of constants) and points the
@@ -18,23 +19,77 @@
 
 -- Settings.
 CREATE OR REPLACE MACRO kindex_noise_quantile() AS 0.95;
-CREATE OR REPLACE MACRO kindex_noise_min_pairs() AS 20;
+-- same-code pairs a floor needs (an environment and class's own, else the class's over every
+-- environment); with 8 pairs the 95th percentile is close to their largest change: conservative
+CREATE OR REPLACE MACRO kindex_noise_min_pairs() AS 8;
+-- same-label pairs (other code under one version label) the robust fallback needs
+CREATE OR REPLACE MACRO kindex_noise_min_label_pairs() AS 20;
 CREATE OR REPLACE MACRO kindex_noise_min_floor() AS 0.01;
+-- the robust fallback: 1.96 / 0.6745, the median |change| of normal noise scaled to the half-width
+-- that holds 95 % of it; sparse real changes among the pairs barely move a median
+CREATE OR REPLACE MACRO kindex_robust_scale() AS 2.906;
+-- runs of one series with no declared code, the same version label and at most this far apart
+-- are one invocation (one process: Liger writes one script's rows seconds apart)
+CREATE OR REPLACE MACRO kindex_invocation_gap_seconds() AS 600;
 CREATE OR REPLACE MACRO kindex_bootstrap_resamples() AS 1000;
 CREATE OR REPLACE MACRO kindex_bootstrap_seed() AS 17;
 
--- Latency classes (by central value in ns) and their default floors: the Liger-history lake's
--- pooled class floors (docs/uncertainty.md; tests/test_noise.py recomputes them).
+-- Latency classes (by central value in ns) and their default floors, for a class with neither
+-- same-code nor enough same-label pairs in the lake: the 95th percentile of the Liger history's
+-- same-commit pairs per class (docs/uncertainty.md; tests/test_noise.py recomputes them).
 CREATE OR REPLACE MACRO kindex_latency_classes() AS TABLE
 SELECT * FROM (VALUES
-    (1, '<0.1 ms', 0.0, 1e5, 0.48),
-    (2, '0.1-1 ms', 1e5, 1e6, 0.39),
-    (3, '1-10 ms', 1e6, 1e7, 0.14),
-    (4, '>=10 ms', 1e7, NULL, 0.29)
+    (1, '<0.1 ms', 0.0, 1e5, 0.11),
+    (2, '0.1-1 ms', 1e5, 1e6, 0.26),
+    (3, '1-10 ms', 1e6, 1e7, 0.12),
+    (4, '>=10 ms', 1e7, NULL, 0.03)
 ) AS t(class_rank, latency_class, lower_ns, upper_ns, default_floor);
 
 CREATE OR REPLACE MACRO kindex_latency_class_rank(ns) AS
     CASE WHEN ns < 1e5 THEN 1 WHEN ns < 1e6 THEN 2 WHEN ns < 1e7 THEN 3 WHEN ns >= 1e7 THEN 4 END;
+
+-- The code a passed run measured (code_key, meaningful within its series): runs with the same
+-- key are the same code, pooled into one point by history and paired as replicates here. The
+-- key is the version label and the declared code: the run label kindex_code, else its git
+-- commit (run_provenance), else the label kindex_invocation; a run with none of them is
+-- grouped with the runs of its series, version and invocation (no more than
+-- kindex_invocation_gap_seconds() after the one before). declared_code is that declaration.
+CREATE OR REPLACE MACRO run_code_for(environment_filter) AS TABLE
+WITH
+declared AS (
+    SELECT r.run_id, r.kernel, r.pass, r.provider, r.implementation_digest, r.workload_digest,
+           r.environment_digest, r.protocol_digest, r.metric, r.statistic, r.unit, r.version,
+           r.observed_at,
+           coalesce(r.labels['kindex_code'], pv.git_commit,
+                    r.labels['kindex_invocation']) AS declared_code
+    FROM runs r
+    LEFT JOIN (SELECT run_id, any_value(git_commit) AS git_commit
+               FROM run_provenance GROUP BY run_id) pv USING (run_id)
+    WHERE r.status = 'passed'
+      AND (environment_filter IS NULL OR list_contains(environment_filter, r.environment_digest))
+),
+starts AS (
+    SELECT *,
+           (declared_code IS NULL
+            AND (lag(observed_at) OVER w IS NULL
+                 OR observed_at - lag(observed_at) OVER w
+                    > to_seconds(kindex_invocation_gap_seconds())
+                 OR lag(version) OVER w IS DISTINCT FROM version))::INTEGER AS new_invocation
+    FROM declared
+    WINDOW w AS (PARTITION BY kernel, pass, provider, implementation_digest, workload_digest,
+                              environment_digest, protocol_digest, metric, statistic, unit,
+                              declared_code IS NULL
+                 ORDER BY observed_at, run_id)
+)
+SELECT run_id, environment_digest, declared_code,
+       coalesce(version, '') || ' @ ' || coalesce(
+           declared_code,
+           'invocation ' || sum(new_invocation) OVER (
+               PARTITION BY kernel, pass, provider, implementation_digest, workload_digest,
+                            environment_digest, protocol_digest, metric, statistic, unit,
+                            declared_code IS NULL
+               ORDER BY observed_at, run_id ROWS UNBOUNDED PRECEDING)) AS code_key
+FROM starts;
 
 -- Series of repeats: every passed run of one implementation (digest and provider), kernel, pass,
 -- workload, environment, protocol, metric, statistic and unit, as one time-ordered list (ties:
@@ -44,19 +99,24 @@ CREATE OR REPLACE MACRO kindex_latency_class_rank(ns) AS
 CREATE OR REPLACE MACRO replicate_series_for(environment_filter) AS TABLE
 SELECT kernel, pass, provider, implementation_digest, workload_digest, environment_digest,
        protocol_digest, metric, statistic, unit,
-       list({'run_id': run_id, 'version': version, 'observed_at': observed_at,
+       list({'run_id': run_id, 'version': version, 'code': c.code_key,
+             'observed_at': observed_at,
              'ns': value * kindex_time_unit_ns(unit),
              'p20_ns': CASE WHEN metric = 'latency' THEN latency_p20_ns END,
              'p80_ns': CASE WHEN metric = 'latency' THEN latency_p80_ns END}
             ORDER BY observed_at, run_id DESC) AS timeline
-FROM runs
+FROM runs JOIN run_code_for(environment_filter) c USING (run_id, environment_digest)
 WHERE status = 'passed' AND value > 0 AND kindex_time_unit_ns(unit) IS NOT NULL
   AND (environment_filter IS NULL OR list_contains(environment_filter, environment_digest))
 GROUP BY kernel, pass, provider, implementation_digest, workload_digest, environment_digest,
          protocol_digest, metric, statistic, unit
 HAVING count(*) >= 2;
 
--- Replicate pairs (see the header): neighbours in a series with the same version.
+-- Pairs of neighbours in a series with the same version label (two runs at the same instant
+-- are one measurement written twice, not a repeat). same_code: both measured the same code
+-- (run_code_for), a replicate pair, the noise model's first source; otherwise other code under
+-- one label (a pull-request branch measuring unreleased code under the last release's label),
+-- which may hold real changes: only a robust estimate reads those.
 CREATE OR REPLACE MACRO replicate_pairs_for(environment_filter) AS TABLE
 WITH
 neighbours AS (
@@ -72,22 +132,21 @@ SELECT
     a.ns AS previous_ns, b.ns AS ns,
     a.p20_ns AS previous_p20_ns, a.p80_ns AS previous_p80_ns, b.p20_ns AS p20_ns,
     b.p80_ns AS p80_ns,
+    a.code = b.code AS same_code,
     ln(b.ns / a.ns) AS log_change,
     kindex_latency_class_rank(sqrt(a.ns * b.ns)) AS class_rank
 FROM neighbours
 WHERE a.version IS NOT DISTINCT FROM b.version AND a.observed_at < b.observed_at;
 
--- The newest run of each series with the runs of its version there (itself included): their
+-- The newest run of each series with the runs of its code there (itself included): their
 -- count and range in ns. A pairing side that is this run uses their spread as its noise.
 CREATE OR REPLACE MACRO replicate_spread_for(environment_filter) AS TABLE
 SELECT environment_digest, newest.run_id, len(same) AS runs, list_min(same) AS lowest_ns,
        list_max(same) AS highest_ns
 FROM (
     SELECT environment_digest, timeline[-1] AS newest,
-           list_transform(
-               list_filter(timeline,
-                           lambda x: x.version IS NOT DISTINCT FROM timeline[-1].version),
-               lambda x: x.ns) AS same
+           list_transform(list_filter(timeline, lambda x: x.code = timeline[-1].code),
+                          lambda x: x.ns) AS same
     FROM replicate_series_for(environment_filter)
 );
 
@@ -97,8 +156,19 @@ SELECT * FROM replicate_spread_for(NULL);
 CREATE OR REPLACE VIEW replicate_pairs AS
 SELECT * FROM replicate_pairs_for(NULL);
 
+-- Aggregates over pairs' log changes (NULLs skipped): the floor from same-code pairs, the
+-- kindex_noise_quantile() quantile of |change|, and the robust one from same-label pairs.
+CREATE OR REPLACE MACRO kindex_replicate_floor(log_change) AS
+    exp(quantile_cont(abs(log_change), kindex_noise_quantile())) - 1;
+CREATE OR REPLACE MACRO kindex_label_floor(log_change) AS
+    exp(kindex_robust_scale() * median(abs(log_change))) - 1;
+
 -- The model computed from the lake, for some environments (NULL: all): one row per environment
--- holding time-unit runs and latency class.
+-- holding time-unit runs and latency class. The floor's source, first that applies:
+-- 'replicates' (the environment and class's same-code pairs, kindex_noise_min_pairs() or more),
+-- 'replicates, all GPUs' (the class's same-code pairs over every environment of the lake),
+-- 'replicates, all classes' (every same-code pair of the lake: few repeats in a class),
+-- 'same label' (the environment and class's same-label pairs, robust estimate), 'default'.
 CREATE OR REPLACE MACRO noise_model_for(environment_filter) AS TABLE
 WITH
 environment_classes AS (
@@ -110,30 +180,60 @@ environment_classes AS (
     CROSS JOIN kindex_latency_classes() c
 ),
 measured AS (
-    SELECT environment_digest, class_rank, count(*) AS pairs,
-           exp(quantile_cont(abs(log_change), kindex_noise_quantile())) - 1 AS measured_floor,
-           exp(median(abs(log_change))) - 1 AS median_change
+    SELECT environment_digest, class_rank,
+           count(*) FILTER (WHERE same_code) AS pairs,
+           kindex_replicate_floor(CASE WHEN same_code THEN log_change END) AS measured_floor,
+           exp(median(abs(log_change)) FILTER (WHERE same_code)) - 1 AS median_change,
+           count(*) FILTER (WHERE NOT same_code) AS label_pairs,
+           kindex_label_floor(CASE WHEN NOT same_code THEN log_change END) AS label_floor
     FROM replicate_pairs_for(environment_filter)
     GROUP BY environment_digest, class_rank
+),
+lake_pairs AS (
+    SELECT class_rank, log_change FROM replicate_pairs_for(NULL) WHERE same_code
+),
+pooled AS (
+    SELECT class_rank, count(*) AS pooled_pairs,
+           kindex_replicate_floor(log_change) AS pooled_floor
+    FROM lake_pairs GROUP BY class_rank
+),
+everywhere AS (
+    SELECT count(*) AS lake_pairs, kindex_replicate_floor(log_change) AS lake_floor
+    FROM lake_pairs
 ),
 env AS (
     SELECT environment_digest, any_value(product) AS gpu, any_value(form_factor) AS form_factor,
            any_value(name) AS environment
     FROM environments GROUP BY environment_digest
+),
+chosen AS (
+    SELECT ec.*, coalesce(m.pairs, 0) AS pairs, m.measured_floor, m.median_change,
+           coalesce(m.label_pairs, 0) AS label_pairs, m.label_floor,
+           coalesce(p.pooled_pairs, 0) AS pooled_pairs, p.pooled_floor, w.lake_floor,
+           CASE WHEN m.pairs >= kindex_noise_min_pairs() THEN 'replicates'
+                WHEN p.pooled_pairs >= kindex_noise_min_pairs() THEN 'replicates, all GPUs'
+                WHEN w.lake_pairs >= kindex_noise_min_pairs() THEN 'replicates, all classes'
+                WHEN m.label_pairs >= kindex_noise_min_label_pairs() THEN 'same label'
+                ELSE 'default' END AS source
+    FROM environment_classes ec
+    LEFT JOIN measured m USING (environment_digest, class_rank)
+    LEFT JOIN pooled p USING (class_rank)
+    CROSS JOIN everywhere w
 )
 SELECT
-    ec.environment_digest, env.gpu, env.form_factor, env.environment,
-    ec.class_rank, ec.latency_class, ec.lower_ns, ec.upper_ns,
-    coalesce(m.pairs, 0) AS pairs,
-    m.measured_floor,
-    m.median_change,
+    c.environment_digest, env.gpu, env.form_factor, env.environment,
+    c.class_rank, c.latency_class, c.lower_ns, c.upper_ns,
+    c.pairs, c.measured_floor, c.median_change, c.pooled_pairs, c.pooled_floor,
+    c.label_pairs, c.label_floor,
     greatest(
-        CASE WHEN m.pairs >= kindex_noise_min_pairs() THEN m.measured_floor
-             ELSE ec.default_floor END,
+        CASE c.source WHEN 'replicates' THEN c.measured_floor
+                      WHEN 'replicates, all GPUs' THEN c.pooled_floor
+                      WHEN 'replicates, all classes' THEN c.lake_floor
+                      WHEN 'same label' THEN c.label_floor
+                      ELSE c.default_floor END,
         kindex_noise_min_floor()) AS floor,
-    CASE WHEN m.pairs >= kindex_noise_min_pairs() THEN 'replicates' ELSE 'default' END AS source
-FROM environment_classes ec
-LEFT JOIN measured m USING (environment_digest, class_rank)
+    c.source
+FROM chosen c
 LEFT JOIN env USING (environment_digest);
 
 -- What the pairing reads; kindex_olap.query.noise.materialize points noise_model, noise_floors
@@ -218,3 +318,7 @@ CREATE OR REPLACE MACRO kindex_poisson_draw(u) AS
 CREATE OR REPLACE MACRO noise_for(kernel_filter, environment_filter, pass_filter) AS TABLE
 SELECT * FROM noise_model
 WHERE environment_filter IS NULL OR list_contains(environment_filter, environment_digest);
+
+-- Every passed run's code (run_code_for over the whole lake): history pools and pairs by it.
+CREATE OR REPLACE VIEW run_code AS
+SELECT * FROM run_code_for(NULL);

@@ -1,0 +1,296 @@
+"""`kindex check`: the CI gate. It tests what is new and fails on a regression.
+
+What is new: by default the runs the newest lake commit that added runs brought (an ingest of
+a pull request's runs tests exactly those); `--since` widens it to the runs added after a lake
+commit, observed after a date, or of versions after a version. Every step whose later point
+holds a new run is tested; its verdict and q-value come from the one analysis of the whole lake
+(query/history.py), so `check` agrees with `history`, `changes` and every filter about a step.
+
+A team's gate file (TOML, kept in its repository) sets the threshold, per-kernel thresholds,
+the q level and the accepted steps:
+
+    threshold = 0.05
+    q = 0.01
+    [thresholds]
+    jsd = 0.10
+    [[accept]]
+    step = "3f9a0c2d11e4"
+    reason = "known: #1234, fixed in 0.9"
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from kindex_olap.errors import ConfigError, QueryError
+from kindex_olap.lake.store import Lake, Snapshot
+from kindex_olap.query.history import HistoryOptions, analyse_lake, check_by, select_runs
+from kindex_olap.query.history_report import STEP_COLUMNS, step_row
+from kindex_olap.query.steps import (
+    IMPROVEMENT,
+    REGRESSION,
+    Rules,
+    is_insufficient,
+)
+
+# the JSON document `kindex check --format json` writes (docs/history.md describes it)
+JSON_SCHEMA = "kindex.check/v1"
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A step a team accepts (a known regression): it is reported, it does not fail the gate."""
+
+    step: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class GateFile:
+    """The gate file's settings (None: not set there)."""
+
+    threshold: float | None = None
+    q_level: float | None = None
+    thresholds: tuple[tuple[str, float], ...] = ()
+    accept: tuple[Accepted, ...] = ()
+
+
+def read_gate_file(path: Path) -> GateFile:
+    """Parse a gate file; every error names the file and the field."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the gate file ({e.strerror})") from e
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: not a TOML gate file ({e})") from e
+    unknown = sorted(set(data) - {"threshold", "q", "thresholds", "accept"})
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown setting {unknown[0]!r}",
+            hint="a gate file sets threshold, q, [thresholds] and [[accept]]",
+        )
+    thresholds = data.get("thresholds", {})
+    if not isinstance(thresholds, dict):
+        raise ConfigError(f"{path}: [thresholds] must be a table of kernel = fraction")
+    return GateFile(
+        threshold=_fraction(path, "threshold", data.get("threshold")),
+        q_level=_fraction(path, "q", data.get("q")),
+        thresholds=tuple(
+            (str(k), _fraction(path, f"thresholds.{k}", v) or 0.0) for k, v in thresholds.items()
+        ),
+        accept=tuple(_accepted(path, i, entry) for i, entry in enumerate(data.get("accept", []))),
+    )
+
+
+def _fraction(path: Path, name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ConfigError(f"{path}: {name} must be a positive fraction (0.05: 5 %), not {value!r}")
+    return float(value)
+
+
+def _accepted(path: Path, index: int, entry: Any) -> Accepted:
+    if not isinstance(entry, dict) or not isinstance(entry.get("step"), str):
+        raise ConfigError(f'{path}: accept[{index}] needs step = "<12 hex digits>"')
+    return Accepted(entry["step"], str(entry.get("reason", "")))
+
+
+@dataclass
+class CheckResult:
+    """What the gate tested and found."""
+
+    columns: list[str]
+    steps: list[tuple[Any, ...]]  # every step tested, with its verdict
+    regressions: list[tuple[Any, ...]]
+    accepted: list[tuple[Any, ...]]
+    improvements: int
+    insufficient: int
+    tested_series: int
+    what: str
+    lake_commit: int
+    rules: Rules
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def tested_steps(self) -> int:
+        """How many steps were tested."""
+        return len(self.steps)
+
+    def summary(self) -> str:
+        """One line for stderr and the pull-request comment."""
+        if not self.tested_steps:
+            return f"nothing to test: no step into {self.what}"
+        found = f"{len(self.regressions)} regression(s)" if self.regressions else "no regression"
+        return f"{found} in {self.tested_steps} steps of {self.tested_series} series ({self.what})"
+
+    def as_json(self) -> dict[str, Any]:
+        """The documented, stable JSON document (JSON_SCHEMA)."""
+
+        def rows(rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+            return [
+                {
+                    k: (v.isoformat() if isinstance(v, datetime) else v)
+                    for k, v in zip(self.columns, row, strict=True)
+                }
+                for row in rows
+            ]
+
+        return {
+            "schema": JSON_SCHEMA,
+            "lake_commit": self.lake_commit,
+            "tested": self.what,
+            "tested_steps": self.tested_steps,
+            "tested_series": self.tested_series,
+            "threshold": self.rules.threshold,
+            "thresholds": dict(self.rules.thresholds),
+            "q_level": self.rules.q_level,
+            "passed": not self.regressions,
+            "regressions": rows(self.regressions),
+            "accepted": rows(self.accepted),
+            "improvements": self.improvements,
+            "insufficient": self.insufficient,
+        }
+
+
+def check(
+    con: duckdb.DuckDBPyConnection,
+    snapshot: Snapshot,
+    clauses: list[str],
+    params: list[Any],
+    since: str | None,
+    options: HistoryOptions,
+    accept: tuple[Accepted, ...] = (),
+) -> CheckResult:
+    """Test every step into a point that holds a new run, among the series the filters
+    select; judge it with the whole lake."""
+    check_by(options)
+    new, what = new_runs(con, snapshot, since)
+    select_runs(con, clauses, params, options, new)
+    lake = analyse_lake(con, options)
+    points = lake.points
+    # the implementations measured against a baseline: a baseline's own steps are judged with
+    # the rest (they make environment shifts) but do not fail a gate
+    wanted = (
+        points["is_new"].astype(bool)
+        & points["in_query"].astype(bool)
+        & ~points["is_baseline"].astype(bool)
+    )
+    accepted_steps = {a.step for a in accept}
+    tested: list[tuple[Any, ...]] = []
+    for s in lake.steps:
+        value = points["median_ns"] / 1e6 if s.series == "latency" else points["speedup"]
+        tested += [
+            step_row(points, s, int(j), value) for j in np.flatnonzero(wanted[s.to] & s.comparable)
+        ]
+    tested.sort(key=_row_order)
+    verdict, step = STEP_COLUMNS.index("verdict"), STEP_COLUMNS.index("step")
+    regressions = [r for r in tested if r[verdict] == REGRESSION]
+    return CheckResult(
+        columns=list(STEP_COLUMNS),
+        steps=tested,
+        regressions=[r for r in regressions if r[step] not in accepted_steps],
+        accepted=[r for r in regressions if r[step] in accepted_steps],
+        improvements=sum(r[verdict] == IMPROVEMENT for r in tested),
+        insufficient=sum(is_insufficient(r[verdict]) for r in tested),
+        tested_series=len({r[:6] for r in tested}),
+        what=what, lake_commit=snapshot.id, rules=options.rules,
+    )  # fmt: skip
+
+
+def _row_order(row: tuple[Any, ...]) -> tuple[str, ...]:
+    return tuple("" if v is None else str(v) for v in row[:7])
+
+
+def new_runs(
+    con: duckdb.DuckDBPyConnection, snapshot: Snapshot, since: str | None
+) -> tuple[list[str], str]:
+    """The run ids a check tests, and how to say which they are."""
+    if since is None:
+        added = [c for c in Lake(snapshot.lake).log() if c.summary.get("runs_added")]
+        added = [c for c in added if c.number <= snapshot.id]
+        if not added:
+            return [], "the newest lake commit: no commit added runs"
+        newest = added[-1].number
+        return _added_after(con, snapshot, newest - 1), f"runs of lake commit {newest}"
+    text = since.strip()
+    if text.isdigit():
+        if int(text) >= snapshot.id:
+            return [], f"runs added after lake commit {text}, the newest"
+        return _added_after(con, snapshot, int(text)), f"runs added after lake commit {text}"
+    moment = _as_date(text)
+    if moment is not None:
+        observed = "SELECT run_id FROM runs WHERE observed_at > ?"
+        return _run_ids(con, observed, [moment]), f"runs observed after {text}"
+    later = _versions_after(con, text)
+    versions = "SELECT run_id FROM runs WHERE list_contains(?, version)"
+    return _run_ids(con, versions, [later]), f"versions after {text}"
+
+
+def _run_ids(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[str]:
+    return [row[0] for row in con.execute(sql, params).fetchall()]
+
+
+def _added_after(con: duckdb.DuckDBPyConnection, snapshot: Snapshot, commit: int) -> list[str]:
+    """The runs of `snapshot` that lake commit `commit` did not hold."""
+    if commit <= 0:
+        return [r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()]
+    before = Lake(snapshot.lake).snapshot(str(commit))
+    con.execute("SET VARIABLE kindex_check_base_runs = ?", [before.files("runs")]).fetchall()
+    rows = con.execute(
+        "SELECT run_id FROM runs EXCEPT "
+        "SELECT run_id FROM read_parquet(getvariable('kindex_check_base_runs'))"
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _as_date(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
+
+
+def _versions_after(con: duckdb.DuckDBPyConnection, version: str) -> list[str]:
+    """The lake's version labels after `version` (PEP 440)."""
+    from packaging.version import InvalidVersion, Version
+
+    labels = [r[0] for r in con.execute("SELECT DISTINCT version FROM runs").fetchall() if r[0]]
+    try:
+        wanted = Version(version)
+    except InvalidVersion as e:
+        raise QueryError(
+            f"--since {version!r} is neither a lake commit, an ISO date nor a version",
+            hint="lake commits: `kindex log`; dates like 2025-03-01; versions like 0.8.0",
+        ) from e
+    later = []
+    for label in labels:
+        try:
+            if Version(label) > wanted:
+                later.append(label)
+        except InvalidVersion:
+            continue
+    return later
+
+
+def rules_for(
+    threshold: float | None, q_level: float | None, gate: GateFile | None = None
+) -> Rules:
+    """The rules: the command line's value where given, else the gate file's, else the
+    default."""
+    gate = gate or GateFile()
+    return Rules(
+        threshold=threshold or gate.threshold or Rules.threshold,
+        q_level=q_level or gate.q_level or Rules.q_level,
+        thresholds=gate.thresholds,
+    )

@@ -1,0 +1,181 @@
+"""History's answers as tables: one row per point (`history`) or per step (the step verbs and
+`kindex check`), with notes for stderr. Reads the points and judged steps; decides nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kindex_olap.query import changepoints as cp
+from kindex_olap.query.steps import Columns, Rules, Steps
+
+
+@dataclass
+class Table:
+    """Rows for the output edge: column names, rows and notes for stderr."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    notes: list[str] = field(default_factory=list)
+
+
+def _gpu(points: Columns, i: Any) -> str:
+    form = points["form_factor"][i]
+    return f"{points['gpu'][i]} {form}" if form else str(points["gpu"][i])
+
+
+def _ms(value: float) -> float | None:
+    return None if not math.isfinite(value) else float(value) / 1e6
+
+
+def _num(value: float) -> float | None:
+    return None if not math.isfinite(value) else float(value)
+
+
+HISTORY_COLUMNS = {
+    False: [
+        "kernel", "pass", "gpu", "shape", "implementation", "version", "runs", "median_ms",
+        "p20_ms", "p80_ms", "min_ms", "max_ms", "baseline", "speedup", "change",
+        "speedup_change", "verdict", "speedup_verdict", "commits", "first_observed",
+        "last_observed",
+    ],
+    True: [
+        "kernel", "pass", "gpu", "shape", "implementation", "version", "observed_at", "runs",
+        "median_ms", "p20_ms", "p80_ms", "baseline", "baseline_ms", "speedup", "change",
+        "speedup_change", "verdict", "speedup_verdict", "commit", "run_id",
+    ],
+}  # fmt: skip
+
+
+def history_table(points: Columns, steps: list[Steps], by_run: bool) -> Table:
+    """One row per selected point, with the steps into it."""
+    into = {
+        s.series: {int(t): (float(r), v) for t, r, v in zip(s.to, s.ratio, s.verdict, strict=True)}
+        for s in steps
+    }
+    rows = []
+    for i in np.flatnonzero(points["in_query"]):
+        change, verdict = into["latency"].get(int(i), (math.nan, None))
+        s_change, s_verdict = into["speedup"].get(int(i), (math.nan, None))
+        head = (
+            points["kernel"][i], points["pass"][i], _gpu(points, i), points["shape"][i],
+            points["provider"][i], points["version"][i],
+        )  # fmt: skip
+        tail = (
+            points["baseline"][i], _num(points["speedup"][i]), _num(change), _num(s_change),
+            verdict, s_verdict,
+        )  # fmt: skip
+        row: tuple[Any, ...]
+        if by_run:
+            row = (
+                *head, points["first_observed"][i].item(), int(points["runs"][i]),
+                _ms(points["median_ns"][i]), _ms(points["p20_ns"][i]), _ms(points["p80_ns"][i]),
+                *tail[:1], _ms(points["baseline_ns"][i]), *tail[1:],
+                points["commits"][i] or None, points["run_id"][i],
+            )  # fmt: skip
+        else:
+            row = (
+                *head, int(points["runs"][i]), _ms(points["median_ns"][i]),
+                _ms(points["p20_ns"][i]), _ms(points["p80_ns"][i]), _ms(points["min_ns"][i]),
+                _ms(points["max_ns"][i]), *tail, points["commits"][i] or None,
+                points["first_observed"][i].item(), points["last_observed"][i].item(),
+            )  # fmt: skip
+        rows.append(row)
+    return Table(HISTORY_COLUMNS[by_run], rows)
+
+
+STEP_COLUMNS = [
+    "kernel", "pass", "gpu", "shape", "implementation", "series", "from_version",
+    "to_version", "from_value", "to_value", "ratio", "ratio_lo", "ratio_hi", "verdict",
+    "rule", "q_value", "from_commits", "to_commits", "to_observed", "step",
+]  # fmt: skip
+
+
+def step_id(points: Columns, series: str, start: int, to: int) -> str:
+    """A step's name, stable across lake commits while its two points keep their code: what an
+    accept list names (12 hex digits of a SHA-256)."""
+    parts = (
+        points["kernel"][to], points["pass"][to], _gpu(points, to), points["shape"][to],
+        points["provider"][to], series, points["code_key"][start], points["code_key"][to],
+    )  # fmt: skip
+    text = "\x1f".join("" if p is None else str(p) for p in parts)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def rule_text(points: Columns, s: Steps, j: int) -> str:
+    """What decided step j (formatted only for the rows shown)."""
+    start, to = int(s.start[j]), int(s.to[j])
+    if not s.comparable[j]:
+        before, after = points["baseline_digest"][start], points["baseline_digest"][to]
+        return (
+            f"baseline {points['baseline'][to]} changed implementation "
+            f"({str(before)[:15]} -> {str(after)[:15]})"
+        )
+    runs = f"{int(points['runs'][start])}->{int(points['runs'][to])} runs"
+    noise = f"noise +-{math.expm1(float(s.half_width[j])):.1%}"
+    text = f"step ({runs}; {noise}, floor: {points['floor_source'][to]})"
+    note = s.cp_note.get(j)
+    return f"{note}; {text}" if note else text
+
+
+def _wanted(verdict: str, wanted: tuple[str, ...]) -> bool:
+    return any(verdict.startswith(w) for w in wanted)
+
+
+def steps_table(
+    points: Columns,
+    steps: list[Steps],
+    verdicts: tuple[str, ...],
+    keep: NDArray[np.bool_],
+    rules: Rules,
+) -> Table:
+    """One row per step whose verdict starts with one of `verdicts` and whose later point `keep`
+    marks; a step the noise cannot judge only when it moved by more than the threshold."""
+    rows = []
+    for s in steps:
+        value = points["median_ns"] / 1e6 if s.series == "latency" else points["speedup"]
+        bound = np.log1p(rules.per_point(points["kernel"]))
+        for j, t in enumerate(s.to):
+            verdict = s.verdict[j]
+            if not keep[t] or not _wanted(verdict, verdicts):
+                continue
+            if verdict.startswith("insufficient") and abs(s.log_change[j]) <= bound[t]:
+                continue
+            rows.append(step_row(points, s, j, value))
+    rows.sort(key=lambda r: tuple("" if v is None else str(v) for v in r[:7]))
+    return Table(list(STEP_COLUMNS), rows)
+
+
+def step_row(points: Columns, s: Steps, j: int, value: NDArray[Any]) -> tuple[Any, ...]:
+    """One step as a row of STEP_COLUMNS."""
+    f, t = int(s.start[j]), int(s.to[j])
+    half = float(s.half_width[j])
+    return (
+        points["kernel"][t], points["pass"][t], _gpu(points, t), points["shape"][t],
+        points["provider"][t], s.series, points["version"][f], points["version"][t],
+        _num(value[f]), _num(value[t]), _num(s.ratio[j]),
+        _num(s.ratio[j] * math.exp(-half)), _num(s.ratio[j] * math.exp(half)),
+        s.verdict[j], rule_text(points, s, j), float(s.qvalue[j]),
+        points["commits"][f] or None, points["commits"][t] or None,
+        points["last_observed"][t].item(), step_id(points, s.series, f, t),
+    )  # fmt: skip
+
+
+def notes(points: Columns, steps: list[Steps], rules: Rules, all_branches: bool) -> list[str]:
+    """What was tested and how, for stderr."""
+    series = len(np.unique(points["series_key"])) if len(points["series_key"]) else 0
+    tested = sum(int(s.comparable.sum()) for s in steps)
+    out = [
+        f"history: {series} series of the lake, {len(points['series_key'])} points, {tested} "
+        f"steps tested together (latency and speedup); flagged: change > {rules.threshold:.0%} "
+        f"and Benjamini-Hochberg q <= {rules.q_level:g}; change points (E-Divisive) in series "
+        f"of {cp.MIN_POINTS}+ points"
+    ]
+    if not all_branches:
+        out.append("main-branch runs only (--all-branches adds runs first seen elsewhere)")
+    return out

@@ -1,0 +1,293 @@
+"""History's rules: every step of every series tested once, one verdict per step.
+
+A step is a point and the one before it in its series (query/history.py builds the points:
+the code a series measured, runs of one code pooled). Each step is tested twice, on the
+implementation's latency and on its speedup against the cell's baseline, and judged by:
+
+- the threshold: a change smaller than it (per kernel where the gate says so) is never flagged;
+- the noise model (sql/views/noise.sql): a point of several runs of one code brings their spread, a
+  point of one run its share of its environment and latency class's floor; the step's noise
+  (both points') read as 1.96 standard errors of the log change gives a p-value;
+- change points (query/changepoints.py, E-Divisive) in series of MIN_POINTS or more points;
+- one Benjamini-Hochberg correction over every step of the lake (and one over its change
+  points), so that every verb and filter gives a step the same q-value and verdict; flagged at
+  q <= the level (--q, default Q_LEVEL);
+- an environment shift: a latency step that the baseline's runs of the same invocations made
+  too (same direction, the speedup within the threshold) is the machine moving, not the code;
+- a step that is not flagged and whose noise (both points', as a 95 % half-width: its floor)
+  is wider than the threshold cannot show a change of the threshold's size, and says so
+  (`insufficient replicates (floor X %)`) instead of `within noise`;
+- a speedup step across a change of the baseline's implementation is `not comparable`.
+
+Nothing here reads the lake: the rules take numpy columns (the points) and return verdicts, as
+Apache Otava keeps its analysis apart from its series and its report.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kindex_olap.query import changepoints as cp
+
+THRESHOLD = 0.05  # a change smaller than 5 % is never flagged
+# Benjamini-Hochberg level: a false discovery rate of 1 % over every step of the lake
+Q_LEVEL = 0.01
+Z95 = 1.959963984540054
+
+REGRESSION = "regression"
+IMPROVEMENT = "improvement"
+WITHIN_NOISE = "within noise"
+ENVIRONMENT_SHIFT = "environment shift"
+INSUFFICIENT_DATA = "insufficient data"
+INSUFFICIENT_REPLICATES = "insufficient replicates"
+NOT_COMPARABLE = "not comparable"
+FLAGGED = (REGRESSION, IMPROVEMENT)
+
+Columns = dict[str, NDArray[Any]]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What a step must clear to be flagged: the change (per kernel, `thresholds`; else
+    `threshold`) and the Benjamini-Hochberg level."""
+
+    threshold: float = THRESHOLD
+    q_level: float = Q_LEVEL
+    thresholds: tuple[tuple[str, float], ...] = ()
+
+    def per_point(self, kernels: NDArray[Any]) -> NDArray[np.float64]:
+        """Each point's threshold, by its kernel."""
+        out = np.full(len(kernels), self.threshold)
+        for kernel, value in self.thresholds:
+            out[kernels == kernel] = value
+        return out
+
+
+@dataclass
+class Steps:
+    """Every step of one series kind ("latency" or "speedup"): index arrays into the points."""
+
+    series: str
+    start: NDArray[np.intp]  # the step's earlier point
+    to: NDArray[np.intp]  # its later point
+    ratio: NDArray[np.float64]  # to / from (medians)
+    log_change: NDArray[np.float64]
+    se: NDArray[np.float64]  # standard error of log_change
+    judged: NDArray[np.bool_]  # False: a side has no noise estimate
+    shift: NDArray[np.bool_]  # the baseline's same-invocation runs made the same step
+    comparable: NDArray[np.bool_]  # False: the baseline's implementation changed (speedup)
+    pvalue: NDArray[np.float64] = field(init=False)
+    changepoint: NDArray[np.bool_] = field(init=False)
+    cp_pvalue: NDArray[np.float64] = field(init=False)
+    cp_note: dict[int, str] = field(default_factory=dict)
+    qvalue: NDArray[np.float64] = field(init=False)
+    verdict: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.pvalue = two_sided(self.log_change, self.se)
+        self.changepoint = np.zeros(len(self.to), dtype=bool)
+        self.cp_pvalue = np.ones(len(self.to))
+        self.qvalue = np.ones(len(self.to))
+
+    @property
+    def half_width(self) -> NDArray[np.float64]:
+        """The step's noise as a 95 % half-width on log scale."""
+        return np.asarray(Z95 * self.se)
+
+
+def step_pairs(points: Columns) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """(from, to) indices of consecutive points of one series."""
+    key = points["series_key"]
+    if len(key) < 2:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty
+    to = np.nonzero(key[1:] == key[:-1])[0].astype(np.intp) + 1
+    return to - 1, to
+
+
+def latency_steps(points: Columns, rules: Rules) -> Steps:
+    """The implementation's own time, step by step, with the environment-shift rule: the
+    baseline's runs of the same invocations (invocation_baseline_ns) moved the same way."""
+    start, to = step_pairs(points)
+    log_change = _log_ratio(points["median_ns"], start, to)
+    base_change = _log_ratio(points["invocation_baseline_ns"], start, to)
+    bound = np.log1p(rules.per_point(points["kernel"])[to])
+    shift = (
+        ~points["is_baseline"][to].astype(bool)
+        & np.isfinite(base_change)
+        & (np.sign(base_change) == np.sign(log_change))
+        & (np.abs(base_change) > bound)
+        & (np.abs(log_change - base_change) <= bound)
+    )
+    return Steps(
+        "latency", start, to, np.exp(log_change), log_change,
+        _step_se(points["noise"], start, to), _judged(points["noise"], start, to), shift,
+        np.ones(len(to), dtype=bool),
+    )  # fmt: skip
+
+
+def speedup_steps(points: Columns) -> Steps:
+    """baseline / implementation, each run against the cell's baseline run nearest in time; a
+    step whose two points were divided by different baseline implementations (or a point by
+    several) compares nothing and is kept apart."""
+    start, to = step_pairs(points)
+    speedup = points["speedup"].astype(float)
+    has = np.isfinite(speedup[start]) & np.isfinite(speedup[to])
+    start, to = start[has], to[has]
+    digests, counts = points["baseline_digest"], points["baseline_digests"]
+    comparable = (digests[start] == digests[to]) & (counts[start] <= 1) & (counts[to] <= 1)
+    log_change = _log_ratio(speedup, start, to)
+    return Steps(
+        "speedup", start, to, np.exp(log_change), log_change,
+        _step_se(points["speedup_noise"], start, to),
+        _judged(points["speedup_noise"], start, to), np.zeros(len(to), dtype=bool),
+        np.asarray(comparable, dtype=bool),
+    )  # fmt: skip
+
+
+def _log_ratio(values: NDArray[Any], start: NDArray[np.intp], to: NDArray[np.intp]) -> Any:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(values[to].astype(float) / values[start].astype(float))
+
+
+def _step_se(noise: NDArray[Any], start: NDArray[np.intp], to: NDArray[np.intp]) -> NDArray[Any]:
+    """The step's standard error on log scale: both points' noise (95 % half-widths, the noise
+    model's kindex_pair_noise) read as 1.96 standard errors."""
+    values = noise.astype(float)
+    return np.asarray(np.hypot(values[start], values[to]) / Z95)
+
+
+def _judged(noise: NDArray[Any], start: NDArray[np.intp], to: NDArray[np.intp]) -> NDArray[Any]:
+    """False where a side has no noise estimate (its environment is not in the noise model)."""
+    values = noise.astype(float)
+    return np.asarray(np.isfinite(values[start]) & np.isfinite(values[to]))
+
+
+def two_sided(change: NDArray[np.float64], se: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Two-sided normal p-values of change / se (NaN where either is not a number)."""
+    valid = np.isfinite(change) & np.isfinite(se)
+    z = np.divide(np.abs(change), se, out=np.full(len(change), np.inf), where=valid & (se > 0))
+    z = np.where(change == 0, 0.0, z)
+    return np.where(valid, cp.normal_sf2(np.where(valid, z, 0.0)), np.nan)
+
+
+def changepoint_tests(points: Columns, steps: Steps, values: str) -> list[float]:
+    """E-Divisive on each series of MIN_POINTS or more points (log values): mark the steps at a
+    change point with its p-value; return the p-values of series without one (for the
+    correction, which must count every series tested). Series of one length are screened
+    together (changepoints.first_split_pvalues); only those whose first split passes the
+    relaxed level run the whole split and merge."""
+    by_to = {int(t): i for i, t in enumerate(steps.to)}
+    key = points["series_key"]
+    bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
+    starts, lengths = bounds[:-1], np.diff(bounds)
+    series_values = points[values].astype(float)
+    quiet: list[float] = []
+    relaxed = cp.MAX_PVALUE * 10
+    for length in np.unique(lengths[lengths >= cp.MIN_POINTS]):
+        begins = starts[lengths == length]
+        matrix = series_values[begins[:, None] + np.arange(length)[None, :]]
+        finite = np.isfinite(matrix).all(axis=1)
+        begins, matrix = begins[finite], matrix[finite]
+        first = cp.first_split_pvalues(matrix)
+        quiet.extend(first[first > relaxed].tolist())
+        chosen = first <= relaxed
+        for begin, series, p in zip(begins[chosen], matrix[chosen], first[chosen], strict=True):
+            found = cp.change_points(series)
+            if not found:
+                quiet.append(float(p))  # its strongest split's p-value
+            for point in found:
+                i = by_to.get(int(begin + point.index))
+                if i is None:
+                    continue
+                steps.changepoint[i] = True
+                steps.cp_pvalue[i] = point.pvalue
+                steps.cp_note[i] = (
+                    f"change point (E-Divisive, p={point.pvalue:.2g}, {length} points)"
+                )
+    return quiet
+
+
+def judge(points: Columns, all_steps: list[Steps], quiet: list[float], rules: Rules) -> None:
+    """Two Benjamini-Hochberg corrections over every step given (the whole lake): one over the
+    step tests, one over the change points (one test per series of MIN_POINTS+ points: its
+    change points' p-values, or its strongest split's). A step at a change point is flagged by
+    either. Then each step's verdict."""
+    tested = [s.comparable & np.isfinite(s.pvalue) for s in all_steps]
+    step_q = _adjust([s.pvalue for s in all_steps], tested, [])
+    cp_q = _adjust(
+        [s.cp_pvalue for s in all_steps],
+        [t & s.changepoint for s, t in zip(all_steps, tested, strict=True)],
+        quiet,
+    )
+    for steps, sq, cq in zip(all_steps, step_q, cp_q, strict=True):
+        steps.qvalue = np.minimum(sq, cq)
+        bound = np.log1p(rules.per_point(points["kernel"])[steps.to])
+        steps.verdict = _verdicts(steps, bound, rules.q_level)
+
+
+def _verdicts(steps: Steps, bound: NDArray[Any], q_level: float) -> list[str]:
+    big = np.abs(steps.log_change) > bound
+    significant = steps.qvalue <= q_level
+    worse = steps.log_change > 0 if steps.series == "latency" else steps.log_change < 0
+    # the step's noise (95 % of same-code repeats move less) no wider than the threshold: a
+    # change of the threshold's size could show; wider, no verdict but "insufficient"
+    visible = steps.half_width <= bound
+    out = []
+    for j in range(len(steps.to)):
+        if not steps.comparable[j]:
+            out.append(NOT_COMPARABLE)
+        elif big[j] and steps.shift[j]:
+            out.append(ENVIRONMENT_SHIFT)
+        elif not steps.judged[j]:
+            out.append(INSUFFICIENT_DATA)
+        elif big[j] and significant[j]:
+            out.append(REGRESSION if worse[j] else IMPROVEMENT)
+        elif not visible[j]:
+            floor = math.expm1(float(steps.half_width[j]))
+            out.append(f"{INSUFFICIENT_REPLICATES} (floor {floor * 100:.0f} %)")
+        else:
+            out.append(WITHIN_NOISE)
+    return out
+
+
+def _adjust(
+    pvalues: list[NDArray[np.float64]], tested: list[NDArray[np.bool_]], extra: list[float]
+) -> list[NDArray[np.float64]]:
+    """Benjamini-Hochberg over the tested entries of every array (and `extra` p-values that
+    count as tests but flag nothing); untested entries get q = 1."""
+    chosen = [p[t] for p, t in zip(pvalues, tested, strict=True)]
+    adjusted = cp.benjamini_hochberg(np.concatenate([*chosen, np.asarray(extra, dtype=float)]))
+    out, offset = [], 0
+    for p, t in zip(pvalues, tested, strict=True):
+        q = np.ones(len(p))
+        q[t] = adjusted[offset : offset + int(t.sum())]
+        offset += int(t.sum())
+        out.append(q)
+    return out
+
+
+def analyse(points: Columns, rules: Rules) -> list[Steps]:
+    """Latency and speedup steps of every series given, tested and judged together."""
+    latency = latency_steps(points, rules)
+    speedup = speedup_steps(points)
+    quiet = changepoint_tests(points, latency, "log_mean")
+    quiet += changepoint_tests(points, speedup, "speedup_log_mean")
+    both = [latency, speedup]
+    judge(points, both, quiet, rules)
+    return both
+
+
+def is_flagged(verdict: str) -> bool:
+    """A regression or an improvement."""
+    return verdict in FLAGGED
+
+
+def is_insufficient(verdict: str) -> bool:
+    """`insufficient replicates (floor ...)` or `insufficient data`."""
+    return verdict.startswith("insufficient")
