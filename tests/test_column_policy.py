@@ -112,9 +112,6 @@ def test_every_width_keeps_the_answer(
             assert name in everything, (width, name, wide_head)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the baseline line is the query layer's (issue 23, its second phase)"
-)
 def test_stderr_names_no_internal_file(run_lake: Path) -> None:
     _, stderr = in_terminal(["query", "speedup jsd b200", "--lake", str(run_lake)], 120)
     assert ".sql" not in stderr

@@ -38,7 +38,7 @@ MIN_WIDTH = 6  # a shortened text column keeps at least this many characters
 DAY = len("2024-12-05")  # a date column is cut from the end, never below the day
 SHORT_WORD = 10  # text no wider than this is never shortened
 NAME_FLOOR = 24  # a name is never shortened below this; the column is left out whole instead
-HEAD_FLOOR = len("single timing")  # evidence keeps its start: what is thin
+HEAD_FLOOR = len("environment shift")  # a verdict or evidence keeps its first words
 SOFT_WIDTH = 14  # text is shortened below this only when leaving out numbers is not enough
 _ANSI = {"green": "\x1b[32m", "red": "\x1b[31m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
 _RESET = "\x1b[0m"
@@ -370,15 +370,15 @@ def fit(
     shorten text down to where two values would read the same; leave out the rest but the
     row `keys`, then those. Names are never shortened, and answer columns never left out."""
     keys, extra = keys or set(), extra or set()
-    shrinkable = [c for c in columns if not c.numeric and c.name != "verdict"]
+    shrinkable = [c for c in columns if not c.numeric]
     for column in shrinkable:
         column.floor = distinct_floor(column.values, column)
         # a short word (a pass, a unit, a status) is never cut, nor is a header
         column.floor = max(column.floor, min(_natural(column), SHORT_WORD), len(column.header))
         if column.name in NAMES:
             column.floor = max(column.floor, min(_natural(column), NAME_FLOOR))
-        if column.head:
-            column.floor = max(column.floor, min(_natural(column), HEAD_FLOOR + 1))
+        if column.head:  # a verdict's first words say it; the row keys tell rows apart
+            column.floor = max(len(column.header), min(_natural(column), HEAD_FLOOR + 1))
     dropped: list[str] = []
     _drop(columns, dropped, width, [c for c in columns if c.name in extra])
     _shrink(_left(shrinkable, dropped), _left(columns, dropped), width, soft=True)

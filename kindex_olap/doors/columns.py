@@ -302,7 +302,7 @@ NAMES = frozenset(
     }
 )
 # text cut from its end (its start says the most)
-HEAD_CUT = frozenset({"evidence"})
+HEAD_CUT = frozenset({"evidence", "verdict", "speedup_verdict"})
 # a `thin` column stays when some row's value holds one of these words
 THIN_WORDS = ("single timing",)
 # a step's from/to values are in the unit of its series (latency in ms, speedup a ratio)
