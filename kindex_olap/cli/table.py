@@ -71,7 +71,7 @@ class Column:
         if self.date:
             return value[:DAY]
         if self.head:
-            return value[: max(width, HEAD_FLOOR + 1) - 1] + ELLIPSIS
+            return value[: width - 1] + ELLIPSIS
         # one place for the cut on every row: where the longest value's cut fits
         longest = max(len(v) for v in self.values)
         return shorten_inside(value, width, *self.common, need=longest - width + 1)
@@ -378,7 +378,8 @@ def fit(
         if column.name in NAMES:
             column.floor = max(column.floor, min(_natural(column), NAME_FLOOR))
         if column.head:  # a verdict's first words say it; the row keys tell rows apart
-            column.floor = max(len(column.header), min(_natural(column), HEAD_FLOOR + 1))
+            least = HEAD_FLOOR + 1 if "verdict" in column.name else len("single timing…")
+            column.floor = max(len(column.header), min(_natural(column), least))
     dropped: list[str] = []
     _drop(columns, dropped, width, [c for c in columns if c.name in extra])
     _shrink(_left(shrinkable, dropped), _left(columns, dropped), width, soft=True)
