@@ -150,7 +150,7 @@ REACHED = {
     0: ["query", "gpus", "--lake", "LAKE"],
     1: ["ingest", "BROKEN", "--lake", "LAKE"],
     2: ["query", "gpus", "--format", "xml", "--lake", "LAKE"],
-    3: ["query", "gpus", "--lake", "NOT_A_LAKE"],
+    3: ["query", "gpus", "--lake", "DAMAGED"],
     4: ["ingest", "EMPTY", "--lake", "LAKE"],
     5: ["query", "speedup jsdd", "--lake", "LAKE"],
     6: ["import", "liger", "BAD_CSV", "--raw", "RAW", "--lake", "LAKE"],
@@ -167,9 +167,11 @@ def test_every_documented_exit_code_is_reachable(
     (tmp_path / "empty").mkdir()
     (tmp_path / "broken.json").write_text('{"not": "a bundle"}')
     (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "damaged").mkdir()
+    (tmp_path / "damaged" / "kindex-lake.json").write_text("not json")
     places = {
+        "DAMAGED": tmp_path / "damaged",
         "LAKE": seeded,
-        "NOT_A_LAKE": tmp_path,
         "BROKEN": tmp_path / "broken.json",
         "EMPTY": tmp_path / "empty",
         "BAD_CSV": tmp_path / "bad.csv",

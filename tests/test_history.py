@@ -280,9 +280,15 @@ def test_plot_history_marks_the_flagged_steps(liger_history_lake: Path) -> None:
     assert flagged == {
         (r["to_version"], r["verdict"])
         for r in steps
-        if r["verdict"] in ("regression", "improvement")
+        if r["verdict"] in ("regression", "improvement", "environment shift")
     }
-    assert [panel["layer"][-1]["encoding"]["y"]["field"] for panel in chart.spec["vconcat"]] == [
-        "median_ms",
-        "speedup",
+    points = [
+        next(layer for layer in panel["layer"] if layer["mark"]["type"] == "point")
+        for panel in chart.spec["vconcat"]
     ]
+    assert [p["encoding"]["y"]["field"] for p in points] == ["median_ms", "speedup"]
+    # the ratio on a log axis that names its baseline; one legend for the lines
+    speed_y = points[1]["encoding"]["y"]
+    assert speed_y["scale"] == {"type": "log", "base": 2}
+    assert speed_y["title"].startswith("speedup vs huggingface")
+    assert points[1]["encoding"]["stroke"]["legend"] is None

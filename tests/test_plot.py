@@ -108,7 +108,7 @@ def test_summary_heatmap_cells(liger_history_lake: Path, tmp_path: Path) -> None
     svg = out.read_text()
     assert marks(svg, "rect") == len(rows)  # one cell per kernel, GPU, pass and pair
     for row in rows:
-        assert f"{row['geomean_speedup']:.2f}× ({row['cases']})" in svg
+        assert f"{row['geomean_speedup']:.2f}×" in svg
 
 
 @pytest.mark.parametrize("verb", sorted(QUERIES))
@@ -144,7 +144,7 @@ def test_errors_are_one_line(liger_history_lake: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app, ["plot", "speedup jsd", "--lake", lake, "--out", str(tmp_path / "x.pdf")]
     )
-    assert result.exit_code == 5 and "name a .png, .svg or .html file" in result.stderr
+    assert result.exit_code == 2 and "name a .png, .svg or .html file" in result.stderr
     result = CliRunner().invoke(
         app, ["plot", "speedup jsd b200 liger vs huggingface", "--lake", lake, "--out", "x.png"]
     )

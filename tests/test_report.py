@@ -131,3 +131,32 @@ def test_plot_html_renders_offline(liger_history_lake: Path, tmp_path: Path) -> 
     assert errors == []
     assert {url.split(":", 1)[0] for url in requests} <= {"file", "data", "blob"}, requests[:5]
     assert points == len(rows)  # one point per row, drawn by the inlined Vega in the browser
+
+
+@pytest.mark.browser
+def test_report_fits_1400_px(report: Path) -> None:
+    """At 1400 px: no horizontal scroll (heatmap, sections, tables) and no legend cut short."""
+    from playwright.sync_api import sync_playwright
+
+    html = report.read_text(encoding="utf-8")
+    assert "snapshot" not in html.split("<h2", 1)[0]  # the CLI's words: lake commit
+    assert "lake commit" in html
+    sections = re.findall(r"<section id='(s\d+)'>", html)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(report.as_uri(), wait_until="load", timeout=120_000)
+            page.wait_for_selector("#summary-heatmap[data-rendered='1']", timeout=60_000)
+            for target in sections[:: max(len(sections) // 6, 1)]:
+                page.click(f"a[href='#{target}']")
+                rendered = f"#{target} .chart[data-rendered='1']"
+                page.wait_for_selector(rendered, state="attached", timeout=60_000)
+            scroll = page.evaluate("document.documentElement.scrollWidth")
+            legends = page.eval_on_selector_all(
+                ".chart svg .role-legend text", "els => els.map(e => e.textContent)"
+            )
+        finally:
+            browser.close()
+    assert scroll <= 1400, scroll
+    assert legends and not [t for t in legends if t.endswith("…")], legends

@@ -23,6 +23,26 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"kindex {version('kindex-olap')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print kindex's version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Analytical queries over GPU-kernel benchmark results (KernelIndex bundles)."""
+
+
 def _register_subcommands() -> None:
     from kindex_olap.cli import check as cli_check
     from kindex_olap.cli import doors as cli_doors

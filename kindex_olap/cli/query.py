@@ -114,10 +114,26 @@ def _emit(result: object, fmt: Format, show_sql: bool, wide: bool) -> None:
     if show_sql:
         typer.echo(result.sql, err=True)
         typer.echo(f"-- parameters: {list(result.params)!r}", err=True)
+    if not result.rows and fmt is Format.table and result.diagnostics:
+        # an empty answer is its explanation: no header, no columns left out, no count
+        _diagnose(result.diagnostics[:1])
+        return
     notes = write(result.columns, result.rows, fmt, sys.stdout, verb=result.verb, wide=wide)
-    for note in [*notes, *result.diagnostics]:
-        typer.echo(note, err=True)
-    typer.echo(f"{len(result.rows)} row(s)", err=True)
+    _diagnose([*notes, *result.diagnostics, f"{len(result.rows)} row(s)"])
+
+
+def _diagnose(lines: list[str]) -> None:
+    """Diagnostics on stderr, each wrapped to the terminal's width (where stderr is one)."""
+    import textwrap
+
+    from kindex_olap.cli.table import terminal_width
+
+    # stderr piped aside while stdout is on a terminal: the person still reads that width
+    width = terminal_width(sys.stderr) or terminal_width(sys.stdout)
+    for line in lines:
+        wrapped = textwrap.wrap(line, width, break_on_hyphens=False) if width else [line]
+        for part in wrapped or [""]:
+            typer.echo(part, err=True)
 
 
 def register(app: typer.Typer) -> None:

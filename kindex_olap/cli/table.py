@@ -18,11 +18,16 @@ from typing import Any, TextIO
 
 from kindex_olap.doors.columns import (
     COMBINED,
-    HEADERS,
+    HEAD_CUT,
+    NAMES,
     RATIOS,
     SELF_EVIDENT,
+    SERIES_UNITS,
+    THIN_WORDS,
     TITLE_PHRASES,
     VERDICT_STYLES,
+    VerbColumns,
+    header,
     interval_columns,
     verb_columns,
 )
@@ -30,6 +35,10 @@ from kindex_olap.doors.columns import (
 ELLIPSIS = "…"
 GAP = "  "
 MIN_WIDTH = 6  # a shortened text column keeps at least this many characters
+DAY = len("2024-12-05")  # a date column is cut from the end, never below the day
+SHORT_WORD = 10  # text no wider than this is never shortened
+NAME_FLOOR = 24  # a name is never shortened below this; the column is left out whole instead
+HEAD_FLOOR = len("environment shift")  # a verdict or evidence keeps its first words
 SOFT_WIDTH = 14  # text is shortened below this only when leaving out numbers is not enough
 _ANSI = {"green": "\x1b[32m", "red": "\x1b[31m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
 _RESET = "\x1b[0m"
@@ -43,10 +52,37 @@ class Column:
     header: str = ""
     width: int = 0
     floor: int = 0  # the narrowest width that keeps distinct values distinct
+    date: bool = False  # cut from the end (the time goes first, the day stays)
+    head: bool = False  # cut from the end with an ellipsis (the start says the most)
+    common: tuple[int, int] = (0, 0)  # lengths of the prefix and suffix every value shares
 
     def __post_init__(self) -> None:
-        self.header = self.header or HEADERS.get(self.name, self.name)
+        self.header = self.header or header(self.name)
         self.width = max([len(self.header), *(len(v) for v in self.values)])
+        distinct = sorted(set(self.values))
+        if len(distinct) > 1:
+            self.common = (_common_prefix(distinct), _common_prefix([v[::-1] for v in distinct]))
+
+    def cut(self, value: str, width: int) -> str:
+        """`value` in `width` characters: a date loses its time, other text loses characters
+        of what every value shares (`tokens1024-…-fp32`), else its middle."""
+        if len(value) <= width:
+            return value
+        if self.date:
+            return value[:DAY]
+        if self.head:
+            return value[: width - 1] + ELLIPSIS
+        # one place for the cut on every row: where the longest value's cut fits
+        longest = max(len(v) for v in self.values)
+        return shorten_inside(value, width, *self.common, need=longest - width + 1)
+
+
+def _common_prefix(values: list[str]) -> int:
+    first, last = min(values), max(values)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return n
 
 
 @dataclass
@@ -67,7 +103,8 @@ class Table:
             parts.append(", ".join(self.left_out))
         if self.dropped_to_fit:
             parts.append(f"to fit {width} columns: {', '.join(self.dropped_to_fit)}")
-        note = f"columns left out: {'; '.join(parts)} (--wide shows every column)"
+        more = "--format csv shows every column" if not self.left_out else "--wide adds them"
+        note = f"columns left out: {'; '.join(parts)} ({more})"
         if width is None:
             return [note]
         import textwrap
@@ -105,31 +142,50 @@ def render(
     color: bool = False,
     wide: bool = False,
 ) -> Table:
-    """The table of `rows` for `verb`, fitted to `width` (None: as wide as it is)."""
-    shown = display_columns(list(columns), rows)
-    table = Table()
+    """The table of `rows` for `verb`, fitted to `width` (None: as wide as it is). `wide`
+    adds the verb's other columns after its default ones and leaves none of those out."""
     spec = verb_columns(verb)
+    shown, extra, table = _chosen(display_columns(list(columns), rows), spec, wide)
+    keep = set(spec.answer) if spec else set()
     title: list[Column] = []
-    if not wide and spec is not None:
-        order = {name: i for i, name in enumerate(spec.show)}
-        table.left_out = [c.name for c in shown if c.name not in order]
-        shown = sorted((c for c in shown if c.name in order), key=lambda c: order[c.name])
-    if not wide and (len(rows) > 1 or (spec is not None and rows)):
+    if len(rows) > 1 or (spec is not None and rows):
         # only text folds: numbers are measurements of each row, and stay in the table
-        keep = set(spec.answer) if spec else set()
         title = [
             c for c in shown if c.name not in keep and not c.numeric and len(set(c.values)) == 1
         ]
         shown = [c for c in shown if c not in title]
     table.lines = title_lines(title, {c.name for c in shown}, width)
     if width is not None:
-        table.dropped_to_fit = fit(shown, width, keep=set(spec.answer) if spec else set())
-        if table.dropped_to_fit:
-            dropped = set(table.dropped_to_fit)
-            shown = [c for c in shown if c.name not in dropped]
+        keys = set(spec.keys) if spec else set()
+        table.dropped_to_fit = fit(shown, width, keep=keep, keys=keys, extra=extra)
+        shown = [c for c in shown if c.name not in table.dropped_to_fit]
     table.shown = shown
     table.lines.extend(body(shown, len(rows), color))
     return table
+
+
+def _chosen(
+    shown: list[Column], spec: VerbColumns | None, wide: bool
+) -> tuple[list[Column], set[str], Table]:
+    """The verb's default columns in its order (then, with `wide`, the rest); the names of
+    the added ones; a Table naming those left out."""
+    table = Table()
+    if spec is None:
+        return shown, set(), table
+    order = {name: i for i, name in enumerate(spec.show)}
+    thin = {
+        name
+        for name in spec.thin
+        if not any(w in v for c in shown if c.name == name for v in c.values for w in THIN_WORDS)
+    }
+    default = sorted(
+        (c for c in shown if c.name in order and c.name not in thin), key=lambda c: order[c.name]
+    )
+    rest = [c for c in shown if c not in default]
+    if not wide:
+        table.left_out = [c.name for c in rest]
+        return default, set(), table
+    return default + rest, {c.name for c in rest}, table
 
 
 # -- cells ------------------------------------------------------------------------------------
@@ -157,8 +213,29 @@ def display_columns(columns: list[str], rows: Sequence[Sequence[Any]]) -> list[C
             out.append(Column(merged[name], values, numeric=True))
             continue
         raw = [row[index[name]] for row in rows]
-        out.append(Column(name, [text(name, v) for v in raw], numeric=is_numeric(raw)))
+        if name in ("from_value", "to_value") and "series" in index:
+            units = [SERIES_UNITS.get(str(row[index["series"]]), "") for row in rows]
+            values = [_with_unit(v, u) for v, u in zip(raw, units, strict=True)]
+            out.append(Column(name, values, numeric=True))
+            continue
+        dates = bool(raw) and all(isinstance(v, dt.datetime | None) for v in raw)
+        values = [text(name, v) for v in raw]
+        out.append(
+            Column(
+                name,
+                values,
+                numeric=is_numeric(raw),
+                date=dates and any(raw),
+                head=name in HEAD_CUT,
+            )
+        )
     return out
+
+
+def _with_unit(value: Any, unit: str) -> str:
+    if value is None:
+        return ""
+    return f"{number(value)}×" if unit == "×" else f"{number(value)} {unit}".rstrip()
 
 
 def is_numeric(values: list[Any]) -> bool:
@@ -184,6 +261,8 @@ def text(name: str, value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
+        if name == "q_value" and value < 1e-300:
+            return "<1e-300"  # below what a float prints; 0 would claim certainty
         if name in RATIOS:
             return f"{number(value)}×"
         if name.startswith("share_"):
@@ -204,6 +283,23 @@ def shorten(value: str, width: int) -> str:
     head = width // 2
     tail = width - 1 - head
     return value[:head] + ELLIPSIS + (value[-tail:] if tail else "")
+
+
+def shorten_inside(
+    value: str, width: int, prefix: int, suffix: int, need: int | None = None
+) -> str:
+    """`value` in `width` characters, the cut placed inside the first `prefix` or the last
+    `suffix` characters (a part every value of its column shares) where one is long enough
+    (for `need` characters: the column's longest cut), else in the middle."""
+    if len(value) <= width:
+        return value
+    remove = len(value) - width + 1  # the ellipsis takes one
+    for start, length in ((len(value) - suffix, suffix), (0, prefix)):
+        # keep a character of the shared part on each side of the cut where it can
+        if length - 2 >= max(remove, need or 0):
+            at = start + 1 + (length - 2 - remove) // 2
+            return value[:at] + ELLIPSIS + value[at + remove :]
+    return shorten(value, width)
 
 
 # -- title ------------------------------------------------------------------------------------
@@ -260,26 +356,48 @@ def _wrap(items: list[str], width: int | None) -> list[str]:
 # -- fitting ----------------------------------------------------------------------------------
 
 
-def fit(columns: list[Column], width: int, keep: set[str]) -> list[str]:
+def fit(
+    columns: list[Column],
+    width: int,
+    keep: set[str],
+    keys: set[str] | None = None,
+    extra: set[str] | None = None,
+) -> list[str]:
     """Make a line fit `width`; returns the names of the columns left out. In order, until it
-    fits: shorten text to a readable width; leave out text whose absence keeps every row's
-    visible key distinct (an environment named like its GPU), then extra numbers, from the
-    end; shorten text down to where two values would read the same; leave out text."""
-    shrinkable = [c for c in columns if not c.numeric and c.name not in keep]
+    fits: leave out the `extra` columns (--wide's), from the end; shorten text to a readable
+    width; leave out text whose absence keeps every row's visible key distinct (an
+    environment named like its GPU), then numbers that are not the answer, from the end;
+    shorten text down to where two values would read the same; leave out the rest but the
+    row `keys`, then those. Names are never shortened, and answer columns never left out."""
+    keys, extra = keys or set(), extra or set()
+    shrinkable = [c for c in columns if not c.numeric]
     for column in shrinkable:
-        column.floor = distinct_floor(column.values)
+        column.floor = distinct_floor(column.values, column)
+        # a short word (a pass, a unit, a status) is never cut, nor is a header
+        column.floor = max(column.floor, min(_natural(column), SHORT_WORD), len(column.header))
+        if column.name in NAMES:
+            column.floor = max(column.floor, min(_natural(column), NAME_FLOOR))
+        if column.head:  # a verdict's first words say it; the row keys tell rows apart
+            least = HEAD_FLOOR + 1 if "verdict" in column.name else len("single timing…")
+            column.floor = max(len(column.header), min(_natural(column), least))
     dropped: list[str] = []
-    _shrink(shrinkable, columns, width, soft=True)
-    for column in reversed(shrinkable):
-        if total([c for c in columns if c.name not in dropped]) <= width:
+    _drop(columns, dropped, width, [c for c in columns if c.name in extra])
+    _shrink(_left(shrinkable, dropped), _left(columns, dropped), width, soft=True)
+    for column in reversed([c for c in columns if not c.numeric and c.name not in keep]):
+        if total(_left(columns, dropped)) <= width:
             break
-        if not _separates(column, columns, dropped):
+        if column.name not in dropped and not _separates(column, columns, dropped, keys):
             dropped.append(column.name)
     _drop(columns, dropped, width, [c for c in columns if c.numeric and c.name not in keep])
-    _shrink(shrinkable, [c for c in columns if c.name not in dropped], width, soft=False)
+    _shrink(_left(shrinkable, dropped), _left(columns, dropped), width, soft=False)
+    _drop(columns, dropped, width, [c for c in columns if c.name not in keep | keys])
     _drop(columns, dropped, width, [c for c in columns if c.name not in keep])
-    _grow([c for c in columns if c.name not in dropped], width)
+    _grow(_left(columns, dropped), width)
     return dropped
+
+
+def _left(columns: list[Column], dropped: list[str]) -> list[Column]:
+    return [c for c in columns if c.name not in dropped]
 
 
 def _grow(columns: list[Column], width: int) -> None:
@@ -297,15 +415,22 @@ def _natural(column: Column) -> int:
     return max([len(column.header), *(len(v) for v in column.values)])
 
 
-def _separates(column: Column, columns: list[Column], dropped: list[str]) -> bool:
-    """Whether leaving `column` out would make two rows that now read differently look alike."""
-    rest = [c for c in columns if c.name not in dropped and not c.numeric]
+def _separates(column: Column, columns: list[Column], dropped: list[str], keys: set[str]) -> bool:
+    """Whether leaving `column` out would make two rows that now read differently look alike
+    (judged on the row `keys` when the verb names them)."""
+    rest = [
+        c
+        for c in columns
+        if c.name not in dropped and not c.numeric and (not keys or c.name in keys)
+    ]
+    if keys and column.name not in keys:
+        return False
     nrows = len(column.values)
 
-    def keys(shown: list[Column]) -> int:
-        return len({tuple(shorten(c.values[i], c.width) for c in shown) for i in range(nrows)})
+    def distinct_rows(shown: list[Column]) -> int:
+        return len({tuple(c.cut(c.values[i], c.width) for c in shown) for i in range(nrows)})
 
-    return keys([c for c in rest if c is not column]) < keys(rest)
+    return distinct_rows([c for c in rest if c is not column]) < distinct_rows(rest)
 
 
 def _shrink(shrinkable: list[Column], columns: list[Column], width: int, soft: bool) -> None:
@@ -331,16 +456,20 @@ def _drop(columns: list[Column], dropped: list[str], width: int, order: list[Col
             dropped.append(column.name)
 
 
-def distinct_floor(values: list[str]) -> int:
-    """The narrowest width at which middle-shortening keeps every distinct value distinct
-    (checked at every width down from the full one, so no width above it merges two)."""
+def distinct_floor(values: list[str], column: Column | None = None) -> int:
+    """The narrowest width at which shortening (the column's, else in the middle) keeps every
+    distinct value distinct (checked at every width down from the full one, so no width above
+    it merges two)."""
     distinct = set(values)
     full = max((len(v) for v in distinct), default=0)
     floor = full
+    cut = column.cut if column is not None else shorten
     for width in range(full - 1, MIN_WIDTH - 1, -1):
-        if len({shorten(v, width) for v in distinct}) < len(distinct):
+        if len({cut(v, width) for v in distinct}) < len(distinct):
             break
         floor = width
+    if column is not None and column.date:
+        floor = max(floor, DAY)
     return min(floor, full)
 
 
@@ -359,7 +488,7 @@ def body(columns: list[Column], nrows: int, color: bool) -> list[str]:
     for i in range(nrows):
         cells = []
         for c in columns:
-            cell = _pad(shorten(c.values[i], c.width), c)
+            cell = _pad(c.cut(c.values[i], c.width), c)
             style = VERDICT_STYLES.get(c.values[i]) if c.name == "verdict" else None
             cells.append(_style(cell, style, color))
         lines.append(GAP.join(cells).rstrip())

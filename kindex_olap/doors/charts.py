@@ -6,11 +6,13 @@ panel). Plain dicts: no altair import on the CLI path (`doors.render` draws them
   pass (or pair), a p20/p80 band, a reference line at 1.0, a panel per GPU; log2 y.
 - latency, memory: value against shape, one line per implementation (p20/p80 error bars for
   latency; memory rows carry one value per side); log y past a 20x spread.
-- history: latency (median, p20/p80 bars) and speedup against version (or run date with
-  --by run), one line per implementation and shape, flagged steps (regressions, improvements,
-  which include change points) marked by their verdict.
+- history: latency (median, p20/p80 bars) and speedup against the named baseline (log2)
+  against version (or run date with --by run), one line per implementation and shape in a
+  palette without verdict colours, flagged steps (regressions, improvements, environment
+  shifts; change points included) filled by their verdict; one legend of each.
 - summary: a kernel x GPU heatmap of geometric-mean speedups per pass, one per metric and
-  candidate/baseline pair, on a diverging log scale centred at 1.0, cells labelled.
+  candidate/baseline pair (none of a single cell), coloured by verdict on a diverging log
+  scale centred at 1.0 (within noise: neutral grey), cells labelled.
 """
 
 from __future__ import annotations
@@ -183,34 +185,62 @@ def latency(data: list[dict[str, Any]]) -> Chart:
     return Chart(facet(spec, data, panel), [])
 
 
-_FLAGGED = ("regression", "improvement")
-_FLAG_FILL = {
-    "field": "_flag", "type": "nominal", "title": "step",
-    "scale": {"domain": ["regression", "improvement", "none"],
-              "range": ["#d62728", "#2ca02c", "#bbbbbb"]},
-}  # fmt: skip
+# verdicts have their own palette; implementations never use red, green or amber
+_FLAG_COLORS = {"regression": "#d62728", "improvement": "#2ca02c", "environment shift": "#e6a700"}
+_FLAGGED = tuple(_FLAG_COLORS)
+
+
+def _flag_fill(data: list[dict[str, Any]]) -> dict[str, Any]:
+    """Fill by the step's verdict: the verdicts present, then unflagged points (white)."""
+    present = [f for f in _FLAGGED if any(d["_flag"] == f for d in data)]
+    return {
+        "field": "_flag",
+        "type": "nominal",
+        "title": "step",
+        "scale": {
+            "domain": [*present, "none"],
+            "range": [*(_FLAG_COLORS[f] for f in present), "#ffffff"],
+        },
+    }
+
+
 _FLAG_SIZE = {"condition": {"test": "datum._flag !== 'none'", "value": 160}, "value": 30}
+LINE_PALETTE = ["#1f77b4", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"]
 
 
 def history(data: list[dict[str, Any]]) -> Chart:
     """Two panels over the points' order (versions as given, or run dates): latency and the
-    speedup against the baseline, flagged steps drawn larger and coloured by verdict."""
+    speedup against the named baseline (log axis), flagged steps (regressions,
+    improvements, environment shifts, change points) drawn larger and filled by verdict;
+    one legend for the lines, one for the steps."""
     if "median_ms" not in data[0]:
         raise QueryError(
             "no chart for a leaderboard's record staircase yet",
             hint="plot a history of cells with a reference implementation",
         )
     x = _history_x(data)
-    color = {"field": "_line", "type": "nominal", "title": "implementation · shape"}
+    color = {
+        "field": "_line",
+        "type": "nominal",
+        "title": "implementation · shape",
+        "scale": {"range": LINE_PALETTE},
+    }
     title = constant_title(data, [("kernel",), ("pass",), ("_gpu",)])
+    baselines = sorted({str(d["baseline"]) for d in data if d.get("baseline")})
+    against = " / ".join(baselines) or "the baseline"
     latency = ("median_ms", "latency, median (ms)", ("p20_ms", "p80_ms"))
+    speed = ("speedup", f"speedup vs {against} (baseline / implementation)", None)
     spec = {
         "data": {"values": data},
-        "title": titled("history" + (f" · {title}" if title else ""), "flagged steps marked"),
+        "title": titled(
+            "history" + (f" · {title}" if title else ""),
+            f"baseline: {against}; steps marked by verdict",
+        ),
         "vconcat": [
             _history_panel(data, x, color, *latency),
-            _history_panel(data, x, color, "speedup", "speedup vs baseline", None),
+            _history_panel(data, x, color, *speed, log=True),
         ],
+        "resolve": {"legend": {"color": "shared", "fill": "shared"}},
     }
     return Chart(spec, [])
 
@@ -241,17 +271,21 @@ def _history_panel(
     field: str,
     title: str,
     band: tuple[str, str] | None,
+    log: bool = False,
 ) -> dict[str, Any]:
     """One panel of a history: a line per implementation and shape, flagged points, and
-    error bars when `band` names them."""
+    error bars when `band` names them; a ratio (`log`) on a log2 axis with a rule at 1."""
     values = [d[field] for d in data if d.get(field)]
     y = value_y(min(values, default=1), max(values, default=1), field, title)
+    if log:
+        y["scale"] = {"type": "log", "base": 2}
     layers: list[dict[str, Any]] = [
         {"mark": {"type": "line"}, "encoding": {"x": x, "y": y, "color": color}},
         {
-            "mark": {"type": "point", "filled": True},
+            "mark": {"type": "point", "filled": True, "strokeWidth": 1.5},
             "encoding": {
-                "x": x, "y": y, "fill": _FLAG_FILL, "stroke": color, "size": _FLAG_SIZE,
+                "x": x, "y": y, "fill": _flag_fill(data), "stroke": {**color, "legend": None},
+                "size": _FLAG_SIZE,
                 "tooltip": [{"field": k, "type": "nominal"} for k in
                             ("_line", "version", "verdict", "speedup_verdict")]
                 + [{"field": field, "type": "quantitative"}],
@@ -261,6 +295,9 @@ def _history_panel(
     if band:
         bars = {"x": x, "y": {**y, "field": band[0]}, "y2": {"field": band[1]}, "color": color}
         layers.insert(0, {"mark": {"type": "rule"}, "encoding": bars})
+    if log:
+        rule = {"mark": {"type": "rule", "strokeDash": [4, 3], "color": "#555"}}
+        layers.append({**rule, "encoding": {"y": {"datum": 1}}})
     return {"width": WIDTH, "height": HEIGHT, "layer": layers}
 
 
@@ -303,14 +340,17 @@ def summary(data: list[dict[str, Any]]) -> Chart:
     for d in data:
         d["_gpu"] = gpu_label(d)
         d["_pair"] = f"{d['candidate']} vs {d['baseline']} · {d['statistic']} {d['metric']}"
-        d["_cell"] = f"{d['geomean_speedup']:.2f}× ({d['cases']})"
+        d["_cell"] = f"{d['geomean_speedup']:.2f}×"
+        # the colour says the verdict: within noise is neutral, whatever the geomean
+        d["_shade"] = 1.0 if d.get("verdict") == "within noise" else d["geomean_speedup"]
     pairs, notes = _summary_pairs(data)
     color = _geomean_color(data)
     heatmaps = [_heatmap(pair, [d for d in data if d["_pair"] == pair], color) for pair in pairs]
     spec: dict[str, Any] = {
         "title": titled(
             "geometric-mean speedup per kernel and GPU",
-            "label: geomean (cases); blue: the candidate is faster, red: slower",
+            "label: geomean; blue: faster, red: slower, grey: within noise (the bootstrap "
+            "interval holds 1)",
         ),
         "vconcat": heatmaps,
         "resolve": {"scale": {"color": "shared"}},
@@ -319,13 +359,20 @@ def summary(data: list[dict[str, Any]]) -> Chart:
 
 
 def _summary_pairs(data: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
-    """The candidate/baseline pairs drawn (most cells first, at most MAX_HEATMAPS), and the
-    note saying what was left out."""
+    """The candidate/baseline pairs drawn (most cells first, at most MAX_HEATMAPS, none of a
+    single cell: a table says that better), and the notes saying what was left out."""
     cells: dict[str, int] = {}
     for d in data:
         cells[d["_pair"]] = cells.get(d["_pair"], 0) + 1
     pairs = sorted(cells, key=lambda p: (-cells[p], p))
     notes = []
+    single = [p for p in pairs if cells[p] == 1]
+    if single and len(single) < len(pairs):
+        notes.append(
+            f"summary: {len(single)} candidate/baseline pair(s) with a single cell are not "
+            "drawn; `kindex query summary` lists them"
+        )
+        pairs = [p for p in pairs if cells[p] > 1]
     if len(pairs) > MAX_HEATMAPS:
         notes.append(
             f"summary: drew the {MAX_HEATMAPS} of {len(pairs)} candidate/baseline pairs with "
@@ -335,38 +382,42 @@ def _summary_pairs(data: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     return pairs, notes
 
 
+SHADE_REACH = 8.0  # colours saturate at 8x faster or slower: the label gives the number
+
+
 def _geomean_color(data: list[dict[str, Any]]) -> dict[str, Any]:
-    """A diverging log colour scale centred at 1.0, symmetric around it."""
-    low = min(d["geomean_speedup"] for d in data if d["geomean_speedup"])
-    high = max(d["geomean_speedup"] for d in data)
-    reach = max(high, 1 / low, 1.01)
+    """A diverging log colour scale centred at 1.0 (grey), symmetric, clamped at 8x."""
+    high = max(max(d["_shade"], 1 / d["_shade"]) for d in data if d["_shade"])
+    reach = min(max(high, 1.01), SHADE_REACH)
     return {
-        "field": "geomean_speedup",
+        "field": "_shade",
         "type": "quantitative",
-        "title": "geomean speedup",
+        "title": "geomean ×",
+        "legend": {"titleLimit": 200, "gradientLength": 120, "format": ".2~f"},
         "scale": {
             "type": "log",
-            "scheme": "redblue",
-            "domain": [1 / reach, reach],
-            "domainMid": 1,
+            "range": ["#b2182b", "#eeeeee", "#2166ac"],
+            "domain": [1 / reach, 1, reach],
+            "clamp": True,
         },
     }
 
 
 def _heatmap(pair: str, subset: list[dict[str, Any]], color: dict[str, Any]) -> dict[str, Any]:
-    """One pair's kernel x GPU heatmap, a column per pass, cells labelled."""
+    """One pair's kernel x GPU heatmap, a row per pass, cells labelled."""
     tooltip = [
         {"field": "kernel", "type": "nominal"},
         {"field": "_gpu", "type": "nominal", "title": "gpu"},
         {"field": "environment", "type": "nominal"},
         {"field": "geomean_speedup", "type": "quantitative"},
+        {"field": "verdict", "type": "nominal"},
         {"field": "cases", "type": "quantitative"},
     ]
-    x = {"field": "_gpu", "type": "nominal"}
+    x = {"field": "_gpu", "type": "nominal", "axis": {"labelAngle": -40, "labelLimit": 180}}
     y = {"field": "kernel", "type": "nominal"}
     cells = {"x": {**x, "title": "GPU"}, "y": {**y, "title": None}, "color": color}
     layer = {
-        "width": {"step": 70},
+        "width": {"step": 44},
         "height": {"step": 18},
         "layer": [
             {"mark": "rect", "encoding": {**cells, "tooltip": tooltip}},
@@ -379,6 +430,7 @@ def _heatmap(pair: str, subset: list[dict[str, Any]], color: dict[str, Any]) -> 
     return {
         "data": {"values": subset},
         "title": pair,
-        "facet": {"column": {"field": "pass", "type": "nominal", "title": None}},
+        # a row per pass: the width is the GPUs', so a report page of many GPUs stays narrow
+        "facet": {"row": {"field": "pass", "type": "nominal", "title": None}},
         "spec": layer,
     }

@@ -18,12 +18,41 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class VerbColumns:
+    """`show`: default columns in order; `answer`: always kept (never folded, never dropped to
+    fit); `keys`: the columns that tell rows apart, dropped to fit only as a last resort;
+    `thin`: answer columns kept only when some row's value is not `None`/empty and is not in
+    `thin_ok` (evidence says where a side was timed once)."""
+
     show: tuple[str, ...]
     answer: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    thin: tuple[str, ...] = ()
 
 
 _GPU = ("gpu", "form_factor", "environment")
 _PAIR = ("candidate", "candidate_version", "baseline", "baseline_version")
+_CELL = ("kernel", "pass", "gpu", "environment", "metric", "statistic")
+_STEP = VerbColumns(
+    show=(
+        "kernel",
+        "pass",
+        "gpu",
+        "shape",
+        "implementation",
+        "series",
+        "from_version",
+        "to_version",
+        "from_value",
+        "to_value",
+        "ratio",
+        "ratio_interval",
+        "verdict",
+        "q_value",
+        "rule",
+    ),
+    answer=("ratio", "ratio_interval", "verdict", "q_value"),
+    keys=("kernel", "pass", "gpu", "shape", "implementation", "series", "to_version"),
+)
 
 VERB_COLUMNS: dict[str, VerbColumns] = {
     "speedup": VerbColumns(
@@ -38,10 +67,13 @@ VERB_COLUMNS: dict[str, VerbColumns] = {
             "speedup",
             "speedup_interval",
             "verdict",
+            "evidence",
             "candidate_ms",
             "baseline_ms",
         ),
-        answer=("speedup", "speedup_interval", "verdict"),
+        answer=("speedup", "speedup_interval", "verdict", "evidence"),
+        keys=(*_CELL, "candidate", "baseline", "shape"),
+        thin=("evidence",),
     ),
     "memory": VerbColumns(
         show=(
@@ -57,6 +89,7 @@ VERB_COLUMNS: dict[str, VerbColumns] = {
             "baseline_mib",
         ),
         answer=("memory_ratio", "ratio_interval", "verdict"),
+        keys=(*_CELL, "candidate", "baseline", "shape"),
     ),
     "summary": VerbColumns(
         show=(
@@ -70,12 +103,15 @@ VERB_COLUMNS: dict[str, VerbColumns] = {
             "cases",
             "geomean_speedup",
             "geomean_interval",
+            "verdict",
             "share_faster",
             "within_noise",
+            "single_timings",
             "min_speedup",
             "max_speedup",
         ),
-        answer=("geomean_speedup", "geomean_interval", "cases"),
+        answer=("geomean_speedup", "geomean_interval", "verdict", "cases"),
+        keys=(*_CELL, "candidate", "baseline"),
     ),
     "latency": VerbColumns(
         show=(
@@ -91,6 +127,7 @@ VERB_COLUMNS: dict[str, VerbColumns] = {
             "status",
         ),
         answer=("median_ms",),
+        keys=("kernel", "pass", "gpu", "environment", "shape", "provider", "version"),
     ),
     "runs": VerbColumns(
         show=(
@@ -107,7 +144,17 @@ VERB_COLUMNS: dict[str, VerbColumns] = {
             "observed_at",
             "status",
         ),
-        answer=("value",),
+        answer=("value", "unit"),
+        keys=(
+            "kernel",
+            "pass",
+            "provider",
+            "gpu",
+            "environment",
+            "shape",
+            "version",
+            "observed_at",
+        ),
     ),
     "runs serving": VerbColumns(
         show=(
@@ -123,7 +170,8 @@ VERB_COLUMNS: dict[str, VerbColumns] = {
             "unit",
             "status",
         ),
-        answer=("value",),
+        answer=("total_accelerators", "value", "unit"),
+        keys=("benchmark", "scenario", "division", "model", "accelerator_model", "metric"),
     ),
     "gpus": VerbColumns(
         show=(
@@ -137,28 +185,86 @@ VERB_COLUMNS: dict[str, VerbColumns] = {
             "last_observed",
         ),
         answer=("runs",),
+        keys=("gpu", "environment"),
     ),
     "kernels": VerbColumns(
         show=("kernel", "operation_family", "runs", "passes", "providers", "environments"),
         answer=("runs",),
+        keys=("kernel", "operation_family"),
     ),
+    "noise": VerbColumns(
+        show=(
+            "gpu",
+            "form_factor",
+            "environment",
+            "latency_class",
+            "pairs",
+            "floor_pct",
+            "source",
+            "measured_pct",
+            "median_change_pct",
+        ),
+        answer=("floor_pct", "pairs"),
+        keys=("gpu", "environment", "latency_class"),
+    ),
+    # history: the answer is the speedup and the change, with their verdicts; a version's
+    # spread (p20, p80, min, max) is one value for one run and goes first when room is short
+    "history": VerbColumns(
+        show=(
+            "kernel",
+            "pass",
+            "gpu",
+            "shape",
+            "implementation",
+            "version",
+            "observed_at",
+            "runs",
+            "median_ms",
+            "change",
+            "verdict",
+            "baseline",
+            "speedup",
+            "speedup_change",
+            "speedup_verdict",
+            "p20_ms",
+            "p80_ms",
+        ),
+        answer=("median_ms", "change", "verdict", "speedup", "speedup_verdict"),
+        keys=("kernel", "pass", "gpu", "shape", "implementation", "version", "observed_at"),
+    ),
+    "regressions": _STEP,
+    "improvements": _STEP,
+    "changes": _STEP,
 }
 
 # columns read together as one: `gpu` shows "NVIDIA H100 PCIe" (gpu and form_factor)
 COMBINED: dict[str, tuple[str, str]] = {"gpu": ("gpu", "form_factor")}
 # Ratios print as `3.66×`; the interval of `speedup` is the pair speedup_lo / speedup_hi.
-RATIOS = frozenset({"speedup", "memory_ratio", "geomean_speedup", "min_speedup", "max_speedup"})
+RATIOS = frozenset(
+    {
+        "speedup",
+        "memory_ratio",
+        "geomean_speedup",
+        "min_speedup",
+        "max_speedup",
+        "ratio",
+        "change",
+        "speedup_change",
+    }
+)
 # display column -> (low, high) columns; any other `X_lo`/`X_hi` pair becomes `X_interval`
 INTERVALS: dict[str, tuple[str, str]] = {
     "speedup_interval": ("speedup_lo", "speedup_hi"),
     "ratio_interval": ("ratio_lo", "ratio_hi"),
     "geomean_interval": ("geomean_lo", "geomean_hi"),
 }
-# headers shorter than the column names
+# headers shorter than the column names; a number column's unit is in its header (UNITS)
 HEADERS = {
-    "speedup_interval": "p20–p80",
-    "ratio_interval": "p20–p80",
-    "geomean_interval": "interval",
+    # the run's own p20-p80, widened by both sides' run-to-run noise (docs/uncertainty.md)
+    "speedup_interval": "interval±noise",
+    "ratio_interval": "interval±noise",
+    "run_speedup_interval": "run p20–p80",
+    "geomean_interval": "bootstrap",
     "geomean_speedup": "geomean",
     "min_speedup": "min",
     "max_speedup": "max",
@@ -168,7 +274,39 @@ HEADERS = {
     "baseline_ms": "base ms",
     "candidate_mib": "cand MiB",
     "baseline_mib": "base MiB",
+    "floor_pct": "floor %",
+    "measured_pct": "measured %",
+    "median_change_pct": "median change %",
+    "single_timings": "single",
+    "speedup_change": "sp. change",
+    "speedup_verdict": "sp. verdict",
+    "total_accelerators": "accelerators",
 }
+# a column named `X_<suffix>` reads `X <unit>` in a table header
+UNITS = {"_ms": "ms", "_mib": "MiB", "_pct": "%", "_s": "s", "_ns": "ns"}
+# names are never shortened: a name column that does not fit is left out whole, and named
+NAMES = frozenset(
+    {
+        "kernel",
+        "gpu",
+        "provider",
+        "implementation",
+        "candidate",
+        "baseline",
+        "operation_family",
+        "model",
+        "accelerator_model",
+        "benchmark",
+        "candidate_name",
+        "baseline_name",
+    }
+)
+# text cut from its end (its start says the most)
+HEAD_CUT = frozenset({"evidence", "verdict", "speedup_verdict"})
+# a `thin` column stays when some row's value holds one of these words
+THIN_WORDS = ("single timing",)
+# a step's from/to values are in the unit of its series (latency in ms, speedup a ratio)
+SERIES_UNITS = {"latency": "ms", "speedup": "×"}
 # colour (and word) of each verdict: green better, red worse, dim within noise
 VERDICT_STYLES = {
     "faster": "green",
@@ -187,6 +325,16 @@ TITLE_PHRASES: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 # constant columns whose value speaks for itself in the title (others read `name value`)
 SELF_EVIDENT = frozenset({"kernel", "pass", "gpu", "shape", "provider", "environment"})
+
+
+def header(name: str) -> str:
+    """A column's table header: its short name, with its unit (`median_ms` -> `median ms`)."""
+    if name in HEADERS:
+        return HEADERS[name]
+    for suffix, unit in UNITS.items():
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return f"{name.removesuffix(suffix)} {unit}"
+    return name
 
 
 def verb_columns(verb: str | None) -> VerbColumns | None:

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kindex_olap.errors import QueryError
+from kindex_olap.errors import ConfigError
 
 FORMATS = (".png", ".svg", ".html")
 _CONFIG = {"view": {"stroke": None}, "axis": {"labelLimit": 220}, "legend": {"labelLimit": 260}}
@@ -24,7 +24,8 @@ def write_chart(spec: dict[str, Any], path: Path) -> None:
     """Write PNG, SVG or a self-contained HTML page, by the file's suffix."""
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
-        raise QueryError(
+        # an output file name is an argument (exit 2), not a question the lake cannot answer
+        raise ConfigError(
             f"cannot write a chart to {path.name!r}", hint="name a .png, .svg or .html file"
         )
     import vl_convert as vlc

@@ -1,6 +1,6 @@
 """`kindex report`: one self-contained HTML file of what the lake holds and what it answers.
 
-Order: what the lake holds (sources, GPUs, kernels, versions, runs, snapshot), the summary
+Order: what the lake holds (sources, GPUs, kernels, versions, runs, lake commit), the summary
 heatmap, an index, then a section per kernel and GPU with its speedup and latency charts and a
 sortable table of its speedup rows, and the comparability rule. Every chart is drawn from rows
 of `run_query` (the `speedup`, `latency` and `summary` verbs with the report's filters), the
@@ -31,10 +31,13 @@ _SECTION_KEYS = ("kernel", "gpu", "form_factor", "environment")
 RULE = (
     "A speedup is baseline latency / candidate latency of two runs that share kernel, timed "
     "pass, workload digest, environment digest, protocol (digest and family, hence timer and "
-    "statistic), metric and unit. Intervals are conservative, [baseline p20 / candidate p80, "
-    "baseline p80 / candidate p20]; the verdict is within noise when the interval contains 1. "
-    "Aggregates are geometric means, per kernel, pass, GPU, metric, statistic and pair, never "
-    "pooled across them. Memory is compared only with memory."
+    "statistic), metric and unit. Its interval is the runs' own [baseline p20 / candidate p80, "
+    "baseline p80 / candidate p20] (run_speedup_lo/hi) widened by both sides' run-to-run "
+    "noise, learned per GPU and latency class from the lake's repeats (speedup_lo/hi); the "
+    "verdict is within noise when that interval contains 1, and evidence says where a side "
+    "was timed once. Aggregates are geometric means with a bootstrap interval, per kernel, "
+    "pass, GPU, metric, statistic and pair, never pooled across them. Memory is compared only "
+    "with memory."
 )
 
 
@@ -67,7 +70,7 @@ def write_report(
     page.columns = {verb: answers[verb].columns for verb in ("speedup", "latency")}
     page.add(f"<h1>{escape(page.title)}</h1>")
     page.add(
-        f"<p>lake {escape(str(snapshot.lake))}, snapshot {snapshot.id}"
+        f"<p>lake {escape(str(snapshot.lake))}, lake commit {snapshot.id}"
         f"{', committed ' + escape(snapshot.created_at) if snapshot.created_at else ''}</p>"
     )
     page.add("<h2 id='lake'>What the lake holds</h2>")
@@ -162,14 +165,22 @@ def _kernel_section(
 
 
 def _speedup_table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
+    """The section's speedup rows: the verb's columns less the heading's; a column with one
+    value on every row is said once above the table (the page stays 1400 px wide)."""
     shown: list[str] = []
     for name in VERB_COLUMNS["speedup"].show:
         if name in _SECTION_KEYS:
             continue
         shown.extend(INTERVALS.get(name, (name,)))
-    shown = [c for c in shown if c in columns]
     data = records(columns, rows)
-    return html_table(shown, data, "rows")
+    shown = [c for c in shown if c in columns]
+    answer = {"speedup", "speedup_lo", "speedup_hi", "verdict"}
+    same = [c for c in shown if c not in answer and len({str(d[c]) for d in data}) == 1]
+    if len(data) < 2:
+        same = []
+    shared = " · ".join(f"{c} {data[0][c]}" for c in same if data[0][c] not in (None, ""))
+    caption = f"<p class='note'>every row: {escape(shared)}</p>" if shared else ""
+    return caption + html_table([c for c in shown if c not in same], data, "rows")
 
 
 def html_table(columns: Sequence[str], data: list[dict[str, Any]], css: str) -> str:
@@ -192,7 +203,9 @@ def _cell(value: Any) -> str:
 # -- the page ---------------------------------------------------------------------------------
 
 _CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1400px}
-table{border-collapse:collapse;margin:.5em 0}th,td{padding:2px 8px;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5em 0;max-width:100%}
+th,td{padding:2px 8px;border-bottom:1px solid #ddd;overflow-wrap:anywhere}
+.chart{max-width:100%}
 th{cursor:pointer;text-align:left;background:#f4f4f4}td.n{text-align:right}
 .index li{margin:.2em 0}.note{color:#666}section{border-top:2px solid #ccc;margin-top:2em}
 .chart{min-height:60px}"""

@@ -138,8 +138,13 @@ class Lake:
         try:
             info = json.loads((self.root / FORMAT_FILE).read_text())
             return int(info["format"])
-        except FileNotFoundError as e:
-            raise LakeError(
+        except NotADirectoryError as e:  # --lake README.md: a file where a folder belongs
+            raise ConfigError(
+                f"--lake {self.root} is a file, not a lake folder",
+                hint="pass the lake's folder, e.g. --lake data/parquet",
+            ) from e
+        except FileNotFoundError as e:  # a path that does not exist: a setting (exit 2)
+            raise ConfigError(
                 f"{self.root} is not a kindex lake (no {FORMAT_FILE})",
                 hint="run `kindex ingest` to create one, or pass --lake DIR",
             ) from e

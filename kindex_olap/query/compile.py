@@ -468,8 +468,9 @@ def _notes(query: Query, result: QueryResult, vocab: Vocabulary) -> list[str]:
     notes = []
     if reference:
         notes.append(
+            # a person reads this: it names the rule, not the file that holds it
             f"baseline: {', '.join(reference)} (each cell's reference implementation: torch, "
-            "else huggingface, else the first of sql/views/views.sql's list)"
+            "else huggingface, else the next reference kindex knows)"
         )
     if fastest:
         smallest = "smallest" if query.verb == "memory" else "fastest"

@@ -62,12 +62,17 @@ def import_kernelindex(
     started = time.perf_counter()
     name = export_name(source)
     folder = raw_dir if raw_dir is not None else DEFAULT_RAW_ROOT / name
+    made = _missing_folders(folder)
     folder.mkdir(parents=True, exist_ok=True)
     report = KernelIndexImport(export=name, raw_dir=folder)
     phase(f"downloading {name}" if source.startswith(("http://", "https://")) else "reading")
-    with local_copy(source) as path:
-        phase(f"converting {name}")
-        converter = convert(path, folder, report)
+    try:
+        with local_copy(source) as path:
+            phase(f"converting {name}")
+            converter = convert(path, folder, report)
+    except BaseException:
+        _remove_empty(made)  # a failed import leaves no empty folder behind
+        raise
     report.convert_seconds = time.perf_counter() - started
     report.examples = converter.findings[:REPORT_LIMIT]
     if report_path is not None:
@@ -77,6 +82,23 @@ def import_kernelindex(
         _ingest(folder, lake, report, progress)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """`folder` and those of its parents that do not exist yet, deepest first."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for folder in folders:
+        try:
+            folder.rmdir()  # only an empty folder: bundles already written stay
+        except OSError:
+            return
 
 
 def convert(path: Path, folder: Path, report: KernelIndexImport) -> Converter:
