@@ -292,3 +292,25 @@ def test_plot_history_marks_the_flagged_steps(liger_history_lake: Path) -> None:
     assert speed_y["scale"] == {"type": "log", "base": 2}
     assert speed_y["title"].startswith("speedup vs huggingface")
     assert points[1]["encoding"]["stroke"]["legend"] is None
+
+
+def test_tiled_speedups_on_the_rtx_4090_hold_their_baseline(liger_history_lake: Path) -> None:
+    """tiled_geglu and tiled_swiglu on the RTX 4090: huggingface and deepspeed_tiled share one
+    implementation digest, as do liger and liger_tiled. Series are keyed by the run's own label
+    and the cell's baseline label is fixed (huggingface), so a speedup step is never a change of
+    divisor (issue 20 saw liger_tiled 'improve' 0.595 -> 1.027 while its latency moved 0.04 %):
+    every flagged speedup step has its latency step flagged the other way."""
+    options = Options(by="run", all_branches=True)
+    for kernel in ("tiled_geglu", "tiled_swiglu"):
+        history = _rows(run_query(f"history {kernel} 4090", liger_history_lake, options))
+        assert history and {r["baseline"] for r in history} == {"huggingface"}
+        steps = _rows(run_query(f"changes {kernel} 4090", liger_history_lake, options))
+        flagged = {
+            (r["series"], r["pass"], r["shape"], r["implementation"], r["to_observed"]): r
+            for r in steps
+            if r["verdict"] in ("regression", "improvement")
+        }
+        for (series, *point), row in flagged.items():
+            if series == "speedup":
+                latency = flagged.get(("latency", *point))
+                assert latency is not None and latency["verdict"] == row["verdict"], row
