@@ -12,6 +12,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -38,21 +39,33 @@ def _limited() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
 
+# A launcher between the test and kindex: RUSAGE_CHILDREN of the test's own process is the
+# largest of every child it ever reaped (other tests' ingests included under xdist), so the
+# launcher reports the peak of this run's process tree alone.
+_LAUNCHER = (
+    "import resource, subprocess, sys; done = subprocess.run(sys.argv[2:]); "
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); "
+    "sys.exit(done.returncode)"
+)
+
+
 def _run_limited(
     args: list[str], timeout: float, **env: str
 ) -> tuple[subprocess.CompletedProcess[str], float]:
-    """Run kindex under RLIMIT_AS and a timeout; (result, peak RSS of the child in MiB)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    result = subprocess.run(
-        [*KINDEX, *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        preexec_fn=_limited,
-        env={**os.environ, **env},
-    )
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return result, max(peak, before) / 1024
+    """Run kindex under RLIMIT_AS and a timeout; (result, peak RSS of its process tree in MiB:
+    the largest of kindex and its staging workers)."""
+    with tempfile.TemporaryDirectory() as folder:
+        peak_file = Path(folder) / "peak"
+        result = subprocess.run(
+            [sys.executable, "-c", _LAUNCHER, str(peak_file), *KINDEX, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=_limited,
+            env={**os.environ, **env},
+        )
+        peak = int(peak_file.read_text()) if peak_file.exists() else 0
+    return result, peak / 1024
 
 
 def _zst(path: Path, piece: bytes, times: int) -> Path:
