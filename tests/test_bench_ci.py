@@ -21,8 +21,9 @@ import pytest
 from kindex_olap.experiment.collect import BUNDLES, collect
 from kindex_olap.experiment.plan import generic_plan, settle_plan
 from kindex_olap.experiment.standalone import execute
-from kindex_olap.experiment.verdict import FLAGGED, experiment_steps
+from kindex_olap.experiment.verdict import experiment_steps
 from kindex_olap.ingestion.pipeline import ingest
+from kindex_olap.query.steps import FLAGGED
 
 FAKE = Path(__file__).with_name("fake_bench.py")
 SEEDS = range(20)

@@ -11,9 +11,7 @@ from typing import Any
 
 from kindex_olap.experiment.collect import BUNDLES, Collected, collect
 from kindex_olap.query.gate import CheckResult
-from kindex_olap.query.steps import IMPROVEMENT, REGRESSION
-
-FLAGGED = (REGRESSION, IMPROVEMENT)
+from kindex_olap.query.steps import FLAGGED
 
 
 @dataclass

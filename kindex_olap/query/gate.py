@@ -32,7 +32,7 @@ import numpy as np
 from kindex_olap.errors import ConfigError, QueryError
 from kindex_olap.lake.store import Lake, Snapshot
 from kindex_olap.query.history import HistoryOptions, analyse_lake, check_by, select_runs
-from kindex_olap.query.history_report import STEP_COLUMNS, step_row
+from kindex_olap.query.history_report import STEP_COLUMNS, row_order, step_row
 from kindex_olap.query.steps import (
     IMPROVEMENT,
     REGRESSION,
@@ -185,12 +185,13 @@ def check(
     )
     accepted_steps = {a.step for a in accept}
     tested: list[tuple[Any, ...]] = []
+    series: set[Any] = set()  # a series' latency and speedup steps test one series
     for s in lake.steps:
         value = points["median_ns"] / 1e6 if s.series == "latency" else points["speedup"]
-        tested += [
-            step_row(points, s, int(j), value) for j in np.flatnonzero(wanted[s.to] & s.comparable)
-        ]
-    tested.sort(key=_row_order)
+        chosen = np.flatnonzero(wanted[s.to] & s.comparable)
+        tested += [step_row(points, s, int(j), value) for j in chosen]
+        series.update(points["series_key"][s.to[chosen]].tolist())
+    tested.sort(key=row_order)
     verdict, step = STEP_COLUMNS.index("verdict"), STEP_COLUMNS.index("step")
     regressions = [r for r in tested if r[verdict] == REGRESSION]
     return CheckResult(
@@ -200,13 +201,9 @@ def check(
         accepted=[r for r in regressions if r[step] in accepted_steps],
         improvements=sum(r[verdict] == IMPROVEMENT for r in tested),
         insufficient=sum(is_insufficient(r[verdict]) for r in tested),
-        tested_series=len({r[:6] for r in tested}),
+        tested_series=len(series),
         what=what, lake_commit=snapshot.id, rules=options.rules,
     )  # fmt: skip
-
-
-def _row_order(row: tuple[Any, ...]) -> tuple[str, ...]:
-    return tuple("" if v is None else str(v) for v in row[:7])
 
 
 def new_runs(

@@ -147,8 +147,13 @@ def steps_table(
             if verdict.startswith("insufficient") and abs(s.log_change[j]) <= bound[t]:
                 continue
             rows.append(step_row(points, s, j, value))
-    rows.sort(key=lambda r: tuple("" if v is None else str(v) for v in r[:7]))
+    rows.sort(key=row_order)
     return Table(list(STEP_COLUMNS), rows)
+
+
+def row_order(row: tuple[Any, ...]) -> tuple[str, ...]:
+    """Step rows by kernel, pass, GPU, shape, implementation, series and earlier version."""
+    return tuple("" if v is None else str(v) for v in row[:7])
 
 
 def step_row(points: Columns, s: Steps, j: int, value: NDArray[Any]) -> tuple[Any, ...]:

@@ -283,11 +283,6 @@ def analyse(points: Columns, rules: Rules) -> list[Steps]:
     return both
 
 
-def is_flagged(verdict: str) -> bool:
-    """A regression or an improvement."""
-    return verdict in FLAGGED
-
-
 def is_insufficient(verdict: str) -> bool:
     """`insufficient replicates (floor ...)` or `insufficient data`."""
     return verdict.startswith("insufficient")
