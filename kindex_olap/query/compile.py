@@ -20,7 +20,16 @@ import duckdb
 from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.query import noise
 from kindex_olap.query.engine import connect, snapshot_of
-from kindex_olap.query.shorthand import OPERATORS, Gpu, Query, ShapeFilter, Vocabulary, parse
+from kindex_olap.query.shorthand import (
+    OPERATORS,
+    Gpu,
+    Query,
+    ShapeFilter,
+    Vocabulary,
+    in_family,
+    is_family_name,
+    parse,
+)
 from kindex_olap.sqlfiles import read_sql
 
 if TYPE_CHECKING:
@@ -28,7 +37,6 @@ if TYPE_CHECKING:
     from kindex_olap.query.history import HistoryOptions
     from kindex_olap.query.steps import Rules
 
-DEFAULT_CANDIDATE = "liger"
 HISTORY_VERBS = ("history", "regressions", "improvements", "changes")  # query/history.py
 PAIR_VERBS = ("speedup", "summary", "memory")
 # verbs whose SQL reads the noise model (computed once per connection before they run; memory
@@ -320,8 +328,9 @@ def _filters(query: Query, options: Options, scope: bool = True) -> _Where:
     if query.verb in PAIR_VERBS:
         _pair_clauses(where, query, options)
     else:
-        providers = tuple(p for p in (query.candidate, query.baseline) if p)
-        where.add_in("provider", providers)
+        for provider in (query.candidate, query.baseline):
+            if provider:
+                _implementation_clause(where, "provider", provider)
         if options.version is not None:
             where.add("version = ?", options.version)
     return where
@@ -337,12 +346,22 @@ def _shape_clause(where: _Where, shape: ShapeFilter) -> None:
         where.add(f"axes[?] {op} ?", shape.axis, shape.value)
 
 
+def _implementation_clause(where: _Where, column: str, name: str) -> None:
+    """`column` is the implementation `name`, or a member of its family (shorthand.in_family:
+    liger also selects liger_triton, liger_cutedsl and liger-fused)."""
+    if is_family_name(name):
+        where.add(
+            f"({column} = ? OR starts_with({column}, ?) OR starts_with({column}, ?))",
+            name, name + "_", name + "-",
+        )  # fmt: skip
+    else:
+        where.add(f"{column} = ?", name)
+
+
 def _pair_clauses(where: _Where, query: Query, options: Options) -> None:
     if query.candidate:
-        where.add("candidate = ?", query.candidate)
-    else:
-        # liger where the cell holds liger, else every implementation (sql/views/views.sql)
-        where.add("default_candidate")
+        _implementation_clause(where, "candidate", query.candidate)
+    # no candidate named: every implementation of the cell against its baseline
     if query.baseline:
         where.add("baseline = ?", query.baseline)
     else:
@@ -568,10 +587,10 @@ def _no_pairs(con: duckdb.DuckDBPyConnection, query: Query, where: _Where, optio
     source, params = where.observations()
     sql = f"SELECT provider, kernel, pass, gpu, count(*) {source} GROUP BY ALL ORDER BY ALL"
     groups = con.execute(sql, params).fetchall()
-    if query.candidate or any(g[0] == DEFAULT_CANDIDATE for g in groups):
-        candidate = query.candidate or DEFAULT_CANDIDATE
-        held = [g for g in groups if g[0] == candidate]
-    else:  # no liger: every implementation is a candidate against the cell's baseline
+    if query.candidate:
+        candidate = query.candidate
+        held = [g for g in groups if in_family(g[0], candidate)]
+    else:  # every implementation is a candidate against the cell's baseline
         candidate, held = "candidate", groups
     if not held:
         others = sorted({g[0] for g in groups})

@@ -303,9 +303,22 @@ def _family(word: str, vocab: Vocabulary) -> list[str]:
     return []
 
 
+def in_family(provider: str, name: str) -> bool:
+    """Whether `provider` is the implementation `name` or a member of the family `name` (a name
+    without separator: liger holds liger_triton, liger_cutedsl and liger-fused)."""
+    return provider == name or (
+        is_family_name(name) and provider.startswith((name + "_", name + "-"))
+    )
+
+
+def is_family_name(name: str) -> bool:
+    """A name without separator names a family as well as an implementation."""
+    return "_" not in name and "-" not in name
+
+
 def _provider_or_none(word: str, vocab: Vocabulary) -> str | None:
     word = PROVIDER_ALIASES.get(word, word)
-    return word if word in vocab.providers else None
+    return word if any(in_family(p, word) for p in vocab.providers) else None
 
 
 def _provider(word: str, vocab: Vocabulary) -> str:

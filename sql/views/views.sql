@@ -24,9 +24,9 @@
 --   'fastest': in a cell with none of them (leaderboards: GPU MODE KernelBot, FlashInfer-Bench,
 --     SOL-ExecBench), the implementation whose newest passed run has the lowest central value
 --     (ties: the smallest implementation digest).
--- Default candidates (default_candidate): liger where the cell holds a Liger implementation
--- (any provider liger*: Liger's own benchmark cells, unchanged), else every implementation of
--- the cell other than the baseline.
+-- Default candidates: every implementation of the cell other than its baseline (on B200 Liger
+-- ships liger_triton, liger_cutedsl and liger_cutile; each is compared, the candidate column
+-- says which).
 --
 -- Time-like metrics: speedups pair every metric whose unit is a time unit (ns, us, ms, s: e.g.
 -- latency, and GPU MODE's score, a geometric mean of per-case times in s), always within one
@@ -230,16 +230,15 @@ latest AS (
         GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
                  statistic, unit, implementation_digest)
 ),
--- Per cell: the reference provider, the fastest implementation (the lowest central value of its
--- newest passed run; ties: the smallest digest) and whether a Liger implementation is present.
+-- Per cell: the reference provider and the fastest implementation (the lowest central value of
+-- its newest passed run; ties: the smallest digest).
 cell AS (
     SELECT kernel, pass, workload_digest, environment_digest, protocol_digest, metric, statistic,
            unit,
            arg_min(provider, (kindex_reference_rank(provider), provider))
                FILTER (WHERE kindex_reference_rank(provider) IS NOT NULL) AS reference_provider,
            arg_min(implementation_digest, (value, implementation_digest))
-               FILTER (WHERE value > 0) AS fastest_implementation,
-           bool_or(provider LIKE 'liger%') AS has_liger
+               FILTER (WHERE value > 0) AS fastest_implementation
     FROM newest
     GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
              statistic, unit
@@ -261,7 +260,6 @@ sides AS (
                 WHEN ref.reference_provider IS NULL
                      AND s.implementation_digest = ref.fastest_implementation THEN 'fastest'
            END AS side_rule,
-           ref.has_liger AS cell_has_liger,
            n.log_noise, n.noise_source, n.runs AS replicate_runs, n.samples AS run_samples,
            n.single_timing
     FROM (
@@ -291,7 +289,6 @@ SELECT
     c.implementation AS candidate_name, b.implementation AS baseline_name,
     coalesce(b.side_rule = 'reference', false) AS baseline_is_reference,
     b.side_rule AS baseline_rule,
-    c.provider = 'liger' OR NOT c.cell_has_liger AS default_candidate,
     c.value AS candidate_value, c.p20 AS candidate_p20, c.p80 AS candidate_p80,
     b.value AS baseline_value, b.p20 AS baseline_p20, b.p80 AS baseline_p80,
     c.version AS candidate_version, b.version AS baseline_version,

@@ -5,8 +5,7 @@ SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environm
     candidate_version, baseline_version,
     candidate_observed_at, baseline_observed_at
 FROM memory_ratios_for(?, ?, ?)
-WHERE default_candidate
-  AND baseline_rule IS NOT NULL
+WHERE baseline_rule IS NOT NULL
   AND pairing = 'latest'
 ORDER BY kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at
 -- parameters: [["jsd"], null, ["forward"]]

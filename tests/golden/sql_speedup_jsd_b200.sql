@@ -7,8 +7,7 @@ SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environm
     run_speedup_lo, run_speedup_hi, noise, noise_source,
     candidate_runs, baseline_runs, candidate_samples, baseline_samples
 FROM speedups_for(?, ?, ?)
-WHERE default_candidate
-  AND baseline_rule IS NOT NULL
+WHERE baseline_rule IS NOT NULL
   AND pairing = 'latest'
 ORDER BY kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at
 -- parameters: [["jsd"], ["sha256:ad459e643ef802f7008f1fa8915785c905d05abbfdb5eb0328be214f8d9f3a8b"], null]

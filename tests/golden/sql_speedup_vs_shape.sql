@@ -9,8 +9,8 @@ SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environm
 FROM speedups_for(?, ?, ?)
 WHERE axes[?] >= ?
   AND dtype = ?
-  AND candidate = ?
+  AND (candidate = ? OR starts_with(candidate, ?) OR starts_with(candidate, ?))
   AND baseline = ?
   AND pairing = 'latest'
 ORDER BY kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at
--- parameters: [["jsd"], ["sha256:ad459e643ef802f7008f1fa8915785c905d05abbfdb5eb0328be214f8d9f3a8b"], ["backward"], "tokens", 4096.0, "fp32", "torch", "liger"]
+-- parameters: [["jsd"], ["sha256:ad459e643ef802f7008f1fa8915785c905d05abbfdb5eb0328be214f8d9f3a8b"], ["backward"], "tokens", 4096.0, "fp32", "torch", "torch_", "torch-", "liger"]

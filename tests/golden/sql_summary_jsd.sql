@@ -7,8 +7,7 @@ WITH
 cases AS (
     SELECT * FROM (SELECT *
 FROM speedups_for(?, ?, ?)
-WHERE default_candidate
-  AND baseline_rule IS NOT NULL
+WHERE baseline_rule IS NOT NULL
   AND pairing = 'latest') AS selected
 ),
 gathered AS (

@@ -1,0 +1,84 @@
+"""With no implementation named, every implementation of a cell is compared against the cell's
+baseline (issue 23): on B200 Liger ships liger_triton, liger_cutedsl and liger_cutile, and a
+provider such as liger-fused is paired with torch like any other (issue 26). A family name
+(liger) selects every implementation of the family."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import crafted as c
+import pytest
+from realdata import liger_csv
+
+from kindex_olap.importers.liger.convert import import_liger
+from kindex_olap.ingestion.pipeline import ingest
+from kindex_olap.query.compile import run_query
+from kindex_olap.query.engine import connect
+
+# the three CSVs that liger-kernel's source distribution ships (what `scripts/run` imports)
+LIGER_CSVS = ("all_benchmark_data.csv", "all_benchmark_data_cutedsl.csv",
+              "all_benchmark_data_cutile.csv")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def liger_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("liger-release")
+    for name in LIGER_CSVS:
+        folder = root / "csv" / name
+        folder.mkdir(parents=True)
+        shutil.copy(liger_csv(name), folder / name)
+        import_liger(str(folder / name), raw_dir=root / "raw" / name)
+    ingest([root / "raw"], root / "lake")
+    return root / "lake"
+
+
+def _pairs(result_columns: list[str], rows: list[tuple[object, ...]]) -> set[tuple[str, str]]:
+    at = {name: i for i, name in enumerate(result_columns)}
+    return {(str(r[at["candidate"]]), str(r[at["baseline"]])) for r in rows}
+
+
+def test_every_b200_liger_implementation_is_compared_with_torch(liger_lake: Path) -> None:
+    result = run_query("speedup cross_entropy b200", liger_lake)
+    assert _pairs(result.columns, result.rows) == {
+        ("liger_triton", "torch"),
+        ("liger_cutedsl", "torch"),
+        ("liger_cutile", "torch"),
+    }
+    # each implementation for each pass and shape: one row per candidate and case
+    at = {name: i for i, name in enumerate(result.columns)}
+    cases = {(r[at["pass"]], r[at["shape"]], r[at["candidate"]]) for r in result.rows}
+    assert len(cases) == len(result.rows)
+
+
+def test_a_family_name_selects_every_member(liger_lake: Path) -> None:
+    family = run_query("speedup cross_entropy b200 liger vs torch", liger_lake)
+    assert {cand for cand, _ in _pairs(family.columns, family.rows)} == {
+        "liger_triton", "liger_cutedsl", "liger_cutile"
+    }  # fmt: skip
+    one = run_query("speedup cross_entropy b200 liger_cutile vs torch", liger_lake)
+    assert {cand for cand, _ in _pairs(one.columns, one.rows)} == {"liger_cutile"}
+
+
+def test_summary_covers_every_comparable_kernel_and_gpu(liger_lake: Path) -> None:
+    with connect(liger_lake) as con:
+        expected = con.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT kernel, environment_digest FROM speedups "
+            "WHERE pairing = 'latest' AND baseline_rule IS NOT NULL)"
+        ).fetchone()
+    result = run_query("summary", liger_lake)
+    at = {name: i for i, name in enumerate(result.columns)}
+    gpu = "environment" if "environment" in at else "gpu"
+    covered = {(r[at["kernel"]], r[at[gpu]]) for r in result.rows}
+    assert expected is not None and expected[0] > 20
+    assert len(covered) == expected[0]
+
+
+def test_a_hyphenated_liger_provider_is_paired_with_torch(tmp_path: Path) -> None:
+    bundles = [c.run("liger-fused", median=2e6), c.run("torch", median=4e6)]
+    lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+    result = run_query("speedup jsd", lake)
+    assert _pairs(result.columns, result.rows) == {("liger-fused", "torch")}
+    family = run_query("speedup jsd liger", lake)
+    assert _pairs(family.columns, family.rows) == {("liger-fused", "torch")}
