@@ -17,6 +17,14 @@ from kindex_olap.errors import LakeError
 if TYPE_CHECKING:
     import pyarrow as pa
 
+# The layers (sql/schema/tables.sql, kindex_olap.layers): derived from the tables above by the
+# same lake commit; a lake written before them records none, and is read with live views.
+LAYERS = (
+    "layer_run_code",
+    "layer_replicate_pairs",
+    "layer_replicate_spread",
+    "layer_noise_model",
+)
 TABLES = (
     "runs",
     "measurements",
@@ -29,6 +37,7 @@ TABLES = (
     "ingested_files",
     "serving_runs",
     "run_provenance",
+    *LAYERS,
 )
 
 

@@ -48,6 +48,7 @@ from kindex_olap.ingestion.sources import (
 from kindex_olap.ingestion.stage import CHUNK_SEQ_STRIDE, ChunkResult, Reject
 from kindex_olap.lake.store import Lake, resolve_lake
 from kindex_olap.lake.transaction import Transaction, crashpoint, transaction
+from kindex_olap.layers import build as layers
 
 if TYPE_CHECKING:
     from kindex_olap.ingestion.writer import BatchWriter
@@ -164,6 +165,9 @@ def _commit(tx: Transaction, report: IngestReport, started: float) -> None:
     report.snapshot = tx.base.id
     crashpoint("ingest:all-written")
     if tx.has_changes():
+        if layers.needs_update(tx):
+            layers.update(tx)
+            crashpoint("ingest:layers-written")
         report.snapshot = tx.commit(summary).id
 
 

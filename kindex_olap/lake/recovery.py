@@ -54,11 +54,13 @@ def recover(lake: Lake) -> Snapshot:
         return base
     restored = False
     for table in TABLES:
-        pinned = base.versions[table]
+        # a layer the last lake commit did not record (a lake written before the layers) is
+        # restored to its creation: version 0, no files
+        pinned = base.versions.get(table, 0)
         if lake.newest_log_version(table) == pinned:
             continue
         current = lake.delta_table(table)
-        if set(current.file_uris()) == set(base.tables[table]):
+        if set(current.file_uris()) == set(base.tables.get(table, [])):
             continue  # later commits changed no file (vacuum)
         from deltalake import CommitProperties
 

@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, LakeError
-from kindex_olap.schema import TABLES, check_table
+from kindex_olap.schema import LAYERS, TABLES, check_table
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-__all__ = ["TABLES", "Lake", "LakeCommit", "Snapshot"]
+__all__ = ["LAYERS", "TABLES", "Lake", "LakeCommit", "Snapshot"]
 
 FORMAT_VERSION = 2
 LEGACY_FORMAT = 1  # kindex's own snapshots (_kindex/CURRENT): read only by `kindex migrate`
@@ -55,6 +55,12 @@ class Snapshot:
     versions: dict[str, int] = field(default_factory=dict)  # Delta version of each table
     created_at: str | None = None
     summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_layers(self) -> bool:
+        """Whether this lake commit recorded the layers (kindex_olap.layers): a lake commit
+        written before them did not, and is read with the same views computed live."""
+        return all(table in self.versions for table in LAYERS)
 
     def files(self, table: str) -> list[str]:
         """Absolute paths of `table`'s data files (its empty file when it holds no data)."""
@@ -276,6 +282,8 @@ class Lake:
         tables: dict[str, list[str]] = {}
         for table in TABLES:
             version = commit.versions.get(table)
+            if version is None and table in LAYERS:
+                continue  # a lake commit written before the layers: read live (has_layers)
             if version is None:
                 raise LakeError(f"lake commit {commit.number} records no version of {table}")
             try:

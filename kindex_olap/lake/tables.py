@@ -31,12 +31,23 @@ SORT_ORDER = {
     "ingested_files": "path",
     "serving_runs": "source, observed_at, run_digest",
     "run_provenance": "run_id",
+    "layer_run_code": "run_id",
+    "layer_replicate_pairs": "kernel, pass, workload_digest, run_id",
+    "layer_replicate_spread": "run_id",
+    "layer_noise_model": "environment_digest, class_rank",
 }
 # Small row groups let min/max statistics of the sorted columns skip most of a file for a
 # filtered query (bench/layout.py: 3x faster for one kernel on one GPU than 122,880-row groups).
 ROW_GROUP_ROWS = 16_384
 # Runs and measurements are partitioned by a coarse key that follows arrivals (docs/layout.md).
-PARTITIONED = {"runs": ["source", "year"], "measurements": ["source", "year"]}
+# Layers are partitioned by environment: an ingest rewrites the environments it touched.
+PARTITIONED = {
+    "runs": ["source", "year"],
+    "measurements": ["source", "year"],
+    "layer_run_code": ["environment_digest"],
+    "layer_replicate_pairs": ["environment_digest"],
+    "layer_replicate_spread": ["environment_digest"],
+}
 
 
 def order_clause(table: str) -> str:

@@ -23,7 +23,7 @@ from urllib.parse import quote, unquote
 from kindex_olap.atomic import write_atomic
 from kindex_olap.lake.create import create
 from kindex_olap.lake.recovery import lock, recover
-from kindex_olap.lake.store import TABLES, Lake, Snapshot, delta_error, delta_failure
+from kindex_olap.lake.store import LAYERS, TABLES, Lake, Snapshot, delta_error, delta_failure
 from kindex_olap.lake.tables import PARTITIONED, ROW_GROUP_ROWS, order_clause
 
 # The tables a run depends on commit first, runs last: a reader that starts from runs (every
@@ -64,6 +64,8 @@ class Transaction:
         self.staging.mkdir(parents=True, exist_ok=True)
         self._added: dict[str, list[Path]] = {}
         self._replaced: set[str] = set()
+        # per table: the values of its (one) partition column whose files this commit removes
+        self._dropped: dict[str, set[str | None]] = {}
 
     def new_file_name(self, table: str, partition: dict[str, Any] | None = None) -> Path:
         """A fresh, collision-free data file path inside `table`'s folder."""
@@ -95,8 +97,20 @@ class Transaction:
         self._replaced.add(table)
         self._added[table] = list(paths)
 
+    def replace_partitions(self, table: str, values: set[str | None], paths: list[Path]) -> None:
+        """Make `paths` the whole of the partitions `values` of `table` (partitioned by one
+        column): the files of those partitions go, the others stay (the layers' update)."""
+        if len(PARTITIONED.get(table, ())) != 1:
+            raise ValueError(f"{table} is not partitioned by one column")
+        self._dropped.setdefault(table, set()).update(values)
+        self._added.setdefault(table, []).extend(paths)
+
+    def written(self, table: str) -> list[Path]:
+        """The data files this transaction adds to `table` so far."""
+        return list(self._added.get(table, []))
+
     def has_changes(self) -> bool:
-        return bool(self._added or self._replaced)
+        return bool(self._added or self._replaced or self._dropped)
 
     def commit(self, summary: dict[str, Any]) -> Snapshot:
         """Commit each changed table (runs last, always), then cache the new file lists."""
@@ -113,23 +127,46 @@ class Transaction:
                     {t: v for t, v in versions.items() if t != "runs"}
                 )
                 metadata["kindex.summary"] = json.dumps(summary)
-            elif table not in self._added and table not in self._replaced:
+            elif not self._writes(table):
+                if table in LAYERS and table not in versions:
+                    continue  # a lake without layers stays one until they are built whole
                 # newer than base only by commits that change no file (vacuum): see recover()
                 versions[table] = self.lake.newest_log_version(table)
                 continue
             crashpoint(f"commit:{table}")
             versions[table] = self._commit_table(table, metadata)
             crashpoint(f"commit:{table}-done")
-        tables = {
-            t: ([] if t in self._replaced else list(self.base.tables.get(t, [])))
-            + [str(p) for p in self._added.get(t, [])]
-            for t in TABLES
-        }
+        tables = {t: files for t, files in self._tables_after().items() if t in versions}
         created_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         snapshot = Snapshot(self.lake.root, self.id, tables, versions, created_at, summary)
         write_cache(self.lake, snapshot)
         crashpoint("commit:done")
         return snapshot
+
+    def pending(self) -> Snapshot:
+        """The lake commit this transaction would make, as a reader will see it (its files;
+        versions and layers as the base recorded them): what the layers are computed from."""
+        return Snapshot(self.lake.root, self.id, self._tables_after(), dict(self.base.versions))
+
+    def _tables_after(self) -> dict[str, list[str]]:
+        return {
+            t: [p for p in self.base.tables.get(t, []) if self._keeps(t, p)]
+            + [str(p) for p in self._added.get(t, [])]
+            for t in TABLES
+        }
+
+    def _writes(self, table: str) -> bool:
+        return table in self._added or table in self._replaced or table in self._dropped
+
+    def _keeps(self, table: str, path: str) -> bool:
+        """Whether the base file `path` of `table` stays in the table after this commit."""
+        if table in self._replaced:
+            return False
+        dropped = self._dropped.get(table)
+        if not dropped:
+            return True
+        relative = Path(path).relative_to(self.lake.table_path(table))
+        return partition_values(relative).get(PARTITIONED[table][0]) not in dropped
 
     def _commit_table(self, table: str, metadata: dict[str, str]) -> int:
         from deltalake import CommitProperties
@@ -139,7 +176,8 @@ class Transaction:
         actions: list[Any] = [
             _add_action(self.lake.table_path(table), path) for path in self._added.get(table, [])
         ]
-        if table in self._replaced:
+        dropped = self._dropped.get(table)
+        if table in self._replaced or dropped:
             now = int(time.time() * 1000)
             import pyarrow as pa
 
@@ -149,9 +187,12 @@ class Transaction:
                     for k, v in add.items()
                     if k.startswith("partition.")
                 }
-                actions.append(
-                    RemoveAction(add["path"], True, now, add["size_bytes"], values or None)
-                )
+                kept = dropped and values.get(PARTITIONED[table][0]) not in dropped
+                if kept and table not in self._replaced:
+                    continue
+                # the log keeps paths percent-encoded and RemoveAction encodes again
+                path = unquote(add["path"])
+                actions.append(RemoveAction(path, True, now, add["size_bytes"], values or None))
         try:
             delta.create_write_transaction(
                 actions,
@@ -226,10 +267,18 @@ def crashpoint(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def write_relation(tx: Transaction, table: str, relation: Any, replace: bool = False) -> int:
+def write_relation(
+    tx: Transaction,
+    table: str,
+    relation: Any,
+    replace: bool = False,
+    partitions: set[str | None] | None = None,
+) -> int:
     """Write a DuckDB relation of `table`'s rows (all columns) as its data files, sorted, in
     row groups of ROW_GROUP_ROWS, zstd; partitioned tables get one file per partition, without
-    the partition columns (Delta keeps them in the paths). Returns the files written."""
+    the partition columns (Delta keeps them in the paths). replace: the files become the whole
+    table; partitions: the whole of those partitions (Transaction.replace_partitions). Returns
+    the files written."""
     ordered = relation.query("rows", f"SELECT * FROM rows {order_clause(table)}")
     partition_by = PARTITIONED.get(table)
     if partition_by is None:
@@ -248,6 +297,8 @@ def write_relation(tx: Transaction, table: str, relation: Any, replace: bool = F
         written = tx.adopt_partitioned(table, out)
     if replace:
         tx.replace(table, written)
+    elif partitions is not None:
+        tx.replace_partitions(table, partitions, written)
     else:
         for path in written:
             tx.add(table, path)

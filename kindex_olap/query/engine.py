@@ -23,6 +23,8 @@ from kindex_olap.lake.tables import file_variable, scan_sql, set_files
 from kindex_olap.sqlfiles import read_sql, statements
 
 VIEWS_FILE = "views/views.sql"
+# run after VIEWS_FILE when the lake commit recorded its layers (kindex_olap.layers)
+LAYER_VIEWS_FILE = "views/layers.sql"
 _VARIABLE = re.compile(r"getvariable\('([a-z_]+)_files'\)")
 
 
@@ -61,14 +63,28 @@ def table_views() -> str:
     return "".join(f"{_table_view(table)};\n\n" for table in TABLES)
 
 
-def define_views(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
+def define_views(con: duckdb.DuckDBPyConnection, snapshot: Snapshot, live: bool = False) -> None:
     """Set the *_files variables from `snapshot` and create the tables' views, then every view
-    of sql/views/views.sql."""
+    of sql/views/views.sql; where the lake commit recorded its layers (and not `live`), the
+    noise model's views read them (sql/views/layers.sql) instead of computing them."""
     set_files(con, {table: snapshot.files(table) for table in TABLES})
     for table in TABLES:
         con.execute(_table_view(table)).fetchall()
-    for statement in statements(VIEWS_FILE):
+    for statement in view_statements(snapshot, live):
         con.execute(statement).fetchall()
+    con.execute("SET VARIABLE kindex_layers = ?", [snapshot.has_layers and not live]).fetchall()
+
+
+def view_statements(snapshot: Snapshot, live: bool = False) -> list[str]:
+    """The statements that define the views over `snapshot` (its layers' views included)."""
+    layers = statements(LAYER_VIEWS_FILE) if snapshot.has_layers and not live else []
+    return statements(VIEWS_FILE) + layers
+
+
+def reads_layers(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether `con`'s views read stored layers (define_views)."""
+    rows = con.execute("SELECT coalesce(getvariable('kindex_layers'), false)").fetchall()
+    return bool(rows[0][0])
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, lake_root: Path) -> None:
@@ -91,12 +107,14 @@ def connect(
     read_only: bool = True,
     as_of: str | None = None,
     temp_directory: str | None = None,
+    live: bool = False,
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with all views over a lake commit (the newest, or the one
     `as_of` names: a lake commit number or a timestamp), spilling to `temp_directory` if given.
 
     read_only=True also locks the connection down: no file access outside the lake, no
-    extensions, no configuration changes.
+    extensions, no configuration changes. live=True computes the noise model's views from the
+    runs even where the lake commit stored them (the layers' tests compare the two).
     """
     snapshot = snapshot_of(lake, as_of)
     config: dict[str, Any] = {"temp_directory": temp_directory} if temp_directory else {}
@@ -106,7 +124,7 @@ def connect(
         # Parquet footers can be cached: every view reference re-binds read_parquet, and at
         # 1M runs the footers cost about half of a warm filtered speedup (docs/performance.md).
         con.execute("SET parquet_metadata_cache = true").fetchall()
-        define_views(con, snapshot)
+        define_views(con, snapshot, live)
         if read_only:
             lock_down(con, snapshot.lake)
     except duckdb.Error as e:
@@ -131,6 +149,8 @@ def init_sql(
 def render_init_sql(snapshot: Snapshot, literal_paths: bool = True) -> str:
     """init_sql() for a given lake commit."""
     body = table_views() + read_sql(VIEWS_FILE)
+    if snapshot.has_layers:
+        body += "\n" + read_sql(LAYER_VIEWS_FILE)
     if literal_paths:
         return _VARIABLE.sub(lambda m: _list_literal(snapshot.files(m.group(1))), body)
     sets = [

@@ -160,7 +160,7 @@ CREATE TABLE rejects (
     source_file VARCHAR,
     line        BIGINT,   -- 1-based line of a JSONL document; NULL for whole-file documents
     reason      VARCHAR,
-    text        VARCHAR,  -- the document as read, cut to its first MiB
+    text        VARCHAR,  -- the document as read, cut to its first 64 KiB
     rejected_at TIMESTAMP
 );
 
@@ -217,4 +217,79 @@ CREATE TABLE serving_runs (
     kernelindex_export    VARCHAR,
     spec_json             VARCHAR,
     ingested_at           TIMESTAMP
+);
+
+-- Layers (issue 21): what the verdicts need that depends only on the runs of one series or
+-- environment, computed once per lake commit by kindex_olap.layers from the views of the same
+-- name (sql/views/noise.sql) and written by the same lake commit as the runs they come from.
+-- An ingest recomputes the environments it touched (the tables are partitioned by
+-- environment_digest) and the noise floors whole; verdicts, widened intervals and q-values are
+-- computed from them at read time. A lake commit that records no layer (a lake written before
+-- them) is read with the same views computed live.
+
+-- run_code_for: the code each passed run measured.
+CREATE TABLE layer_run_code (
+    run_id             VARCHAR NOT NULL,
+    environment_digest VARCHAR,
+    declared_code      VARCHAR,  -- label kindex_code, else git commit, else kindex_invocation
+    code_key           VARCHAR   -- version @ code (or invocation number): same key, same code
+);
+
+-- replicate_pairs_for: neighbouring runs of one series under one version label.
+CREATE TABLE layer_replicate_pairs (
+    kernel                VARCHAR,
+    pass                  VARCHAR,
+    provider              VARCHAR,
+    version               VARCHAR,
+    metric                VARCHAR,
+    statistic             VARCHAR,
+    unit                  VARCHAR,
+    workload_digest       VARCHAR,
+    environment_digest    VARCHAR,
+    protocol_digest       VARCHAR,
+    implementation_digest VARCHAR,
+    previous_run_id       VARCHAR,
+    run_id                VARCHAR,
+    previous_observed_at  TIMESTAMP,
+    observed_at           TIMESTAMP,
+    previous_ns           DOUBLE,
+    ns                    DOUBLE,
+    previous_p20_ns       DOUBLE,
+    previous_p80_ns       DOUBLE,
+    p20_ns                DOUBLE,
+    p80_ns                DOUBLE,
+    same_code             BOOLEAN,
+    log_change            DOUBLE,
+    class_rank            INTEGER
+);
+
+-- replicate_spread_for: the newest run of each series and the spread of its code's runs.
+CREATE TABLE layer_replicate_spread (
+    environment_digest VARCHAR,
+    run_id             VARCHAR,
+    runs               BIGINT,
+    lowest_ns          DOUBLE,
+    highest_ns         DOUBLE
+);
+
+-- noise_model_for(NULL): the floors per environment and latency class (a few rows per GPU;
+-- recomputed whole by every lake commit: pooled floors depend on every environment).
+CREATE TABLE layer_noise_model (
+    environment_digest VARCHAR,
+    gpu                VARCHAR,
+    form_factor        VARCHAR,
+    environment        VARCHAR,
+    class_rank         INTEGER,
+    latency_class      VARCHAR,
+    lower_ns           DOUBLE,
+    upper_ns           DOUBLE,
+    pairs              BIGINT,
+    measured_floor     DOUBLE,
+    median_change      DOUBLE,
+    pooled_pairs       BIGINT,
+    pooled_floor       DOUBLE,
+    label_pairs        BIGINT,
+    label_floor        DOUBLE,
+    floor              DOUBLE,
+    source             VARCHAR
 );

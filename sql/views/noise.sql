@@ -163,7 +163,8 @@ CREATE OR REPLACE MACRO kindex_replicate_floor(log_change) AS
 CREATE OR REPLACE MACRO kindex_label_floor(log_change) AS
     exp(kindex_robust_scale() * median(abs(log_change))) - 1;
 
--- The model computed from the lake, for some environments (NULL: all): one row per environment
+-- The model computed from the lake's replicate pairs (the view: computed live, or the layer a
+-- lake commit stored), for some environments (NULL: all): one row per environment
 -- holding time-unit runs and latency class. The floor's source, first that applies:
 -- 'replicates' (the environment and class's same-code pairs, kindex_noise_min_pairs() or more),
 -- 'replicates, all GPUs' (the class's same-code pairs over every environment of the lake),
@@ -186,11 +187,12 @@ measured AS (
            exp(median(abs(log_change)) FILTER (WHERE same_code)) - 1 AS median_change,
            count(*) FILTER (WHERE NOT same_code) AS label_pairs,
            kindex_label_floor(CASE WHEN NOT same_code THEN log_change END) AS label_floor
-    FROM replicate_pairs_for(environment_filter)
+    FROM replicate_pairs
+    WHERE environment_filter IS NULL OR list_contains(environment_filter, environment_digest)
     GROUP BY environment_digest, class_rank
 ),
 lake_pairs AS (
-    SELECT class_rank, log_change FROM replicate_pairs_for(NULL) WHERE same_code
+    SELECT class_rank, log_change FROM replicate_pairs WHERE same_code
 ),
 pooled AS (
     SELECT class_rank, count(*) AS pooled_pairs,
