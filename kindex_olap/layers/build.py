@@ -61,7 +61,7 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
             sql = f"CREATE TEMP TABLE {fresh} AS SELECT * FROM {macro}(?)"
             con.execute(sql, [touched]).fetchall()
             rows[table] = _count(con, fresh)
-            partitions = None if touched is None else set(touched)
+            partitions: set[str | None] | None = None if touched is None else set(touched)
             write_relation(tx, table, con.table(fresh), replace=everything, partitions=partitions)
         _pairs_after(con, touched)
         con.execute(
