@@ -21,7 +21,7 @@ from kindex_olap.ingestion.pipeline import ingest
 from kindex_olap.lake.compact import compact, vacuum
 from kindex_olap.lake.create import create
 from kindex_olap.lake.recovery import lock
-from kindex_olap.lake.store import TABLES, Lake
+from kindex_olap.lake.store import LAYERS, TABLES, Lake
 from kindex_olap.lake.tables import read_table
 
 pytestmark = pytest.mark.slow
@@ -29,11 +29,14 @@ pytestmark = pytest.mark.slow
 # kindex's own points around the Delta commits: one per table the ingest commits, before and
 # after its commit (runs last), and where the ingest stages and writes its files. Each point
 # must really kill the ingest (the test checks), so all of them are reached by this workload.
-COMMITTED_TABLES = ["measurements", "environments", "protocols", "rejects", "ingested_files"]
+COMMITTED_TABLES = [
+    "measurements", "environments", "protocols", "rejects", "ingested_files", *LAYERS
+]  # fmt: skip
 FORCED_POINTS = [
     "ingest:batch-staged",
     "ingest:runs-written",
     "ingest:all-written",
+    "ingest:layers-written",
     "commit:start",
     *(f"commit:{t}{suffix}" for t in [*COMMITTED_TABLES, "runs"] for suffix in ("", "-done")),
     "commit:done",
@@ -53,6 +56,8 @@ def lake_state(root: Path) -> dict[str, object]:
         "protocols": "SELECT protocol_digest FROM t ORDER BY 1",
         "rejects": "SELECT source_file, line, reason FROM t ORDER BY ALL",
         "ingested_files": "SELECT path, sha256 FROM t ORDER BY ALL",
+        # the layers of the lake commit read (kindex_olap.layers): never ahead of its runs
+        **{layer: "SELECT * FROM t ORDER BY ALL" for layer in LAYERS},
     }
     for table, sql in queries.items():
         con.register("t", read_table(con, table, snapshot.files(table)))

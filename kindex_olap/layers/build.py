@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 import duckdb
 
+from kindex_olap.lake.store import Lake
 from kindex_olap.lake.tables import read_table
-from kindex_olap.lake.transaction import Transaction, write_relation
+from kindex_olap.lake.transaction import Transaction, transaction, write_relation
 from kindex_olap.query.engine import define_views
 
 # (layer table, the table macro of sql/views/noise.sql that computes it for some environments)
@@ -124,3 +125,14 @@ def _pairs_after(con: duckdb.DuckDBPyConnection, touched: list[str] | None) -> N
 
 def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
     return int(con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
+
+
+def build_missing(lake: Lake, lock_timeout: float = 600.0) -> LayerReport | None:
+    """Give a lake written before the layers its layers, as a lake commit of their own
+    (`kindex migrate`); None when its newest lake commit has them already."""
+    with transaction(lake, "layers", timeout=lock_timeout) as tx:
+        if tx.base.has_layers or tx.base.id == 0:
+            return None
+        report = update(tx, full=True)
+        tx.commit({"operation": "layers", "rows": report.rows})
+        return report

@@ -1,0 +1,164 @@
+"""The layers (kindex_olap.layers): the noise model's inputs and floors stored per lake commit.
+
+On Liger's real history: layers built over several ingests equal one ingest's row for row, also
+after a kill between the layers' commit and the runs' commit; views over the layers return the
+same rows as the views computed live; a lake written before the layers is read live and gets
+them from `kindex migrate` or its next ingest; --as-of reads the layers of the commit it names.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kindex_olap.cli.app import app
+from kindex_olap.ingestion.pipeline import ingest
+from kindex_olap.lake.store import LAYERS, Lake
+from kindex_olap.query.compile import Options, run_query
+from kindex_olap.query.engine import connect
+
+pytestmark = pytest.mark.slow
+
+# views computed from the layers, and one question per verb that reads them
+VIEWS = ("run_code", "replicate_pairs", "replicate_spread", "noise_model", "run_noise", "speedups")
+QUESTIONS = (
+    "speedup jsd",
+    "summary",
+    "memory jsd",
+    "noise",
+    "history jsd h100 liger",
+    "regressions",
+    "changes",
+)
+
+
+def layer_rows(lake: Path, as_of: str | None = None) -> dict[str, list[tuple[object, ...]]]:
+    with connect(lake, as_of=as_of) as con:
+        return {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in LAYERS}
+
+
+def batches(raw: Path, root: Path, parts: int) -> list[Path]:
+    """The raw bundle files of a lake in `parts` folders (hard links), the dimension and
+    provenance files in the first."""
+    files = sorted(p for p in raw.iterdir() if p.is_file())
+    shared = [p for p in files if p.name.startswith("_")]
+    bundles = [p for p in files if not p.name.startswith("_")]
+    folders = []
+    for number in range(parts):
+        folder = root / f"batch{number}"
+        folder.mkdir(parents=True)
+        chosen = bundles[number::parts] + (shared if number == 0 else [])
+        for path in chosen:
+            os.link(path, folder / path.name)
+        folders.append(folder)
+    return folders
+
+
+def test_layers_after_several_ingests_equal_one_ingest(
+    liger_history_lake: Path, tmp_path: Path
+) -> None:
+    lake = tmp_path / "lake"
+    for folder in batches(liger_history_lake.parent / "raw", tmp_path, 3):
+        ingest([folder], lake)
+    assert Lake(lake).snapshot().has_layers
+    assert layer_rows(lake) == layer_rows(liger_history_lake)
+    assert len(layer_rows(lake)["layer_replicate_pairs"]) > 500
+
+
+def test_views_over_layers_equal_the_views_computed_live(liger_history_lake: Path) -> None:
+    assert Lake(liger_history_lake).snapshot().has_layers
+    with connect(liger_history_lake) as stored, connect(liger_history_lake, live=True) as live:
+        for view in VIEWS:
+            sql = f"SELECT * FROM {view} ORDER BY ALL"
+            assert stored.execute(sql).fetchall() == live.execute(sql).fetchall(), view
+        for question in QUESTIONS:
+            a = run_query(question, con=stored, options=Options())
+            b = run_query(question, con=live, options=Options())
+            assert a.rows, question
+            assert (a.columns, a.rows) == (b.columns, b.rows), question
+
+
+def test_a_kill_between_the_layers_and_the_runs_commit(
+    liger_history_lake: Path, tmp_path: Path
+) -> None:
+    first, second = batches(liger_history_lake.parent / "raw", tmp_path, 2)
+    lake = tmp_path / "lake"
+    ingest([first], lake)
+    before = layer_rows(lake)
+    killed = subprocess.run(
+        [sys.executable, "-m", "kindex_olap", "ingest", str(second), "--lake", str(lake), "-q"],
+        env={**os.environ, "KINDEX_CRASHPOINT": "commit:runs"},
+        capture_output=True,
+    )
+    assert killed.returncode == -9  # killed after every layer committed, before runs
+    assert all(Lake(lake).newest_log_version(t) == 2 for t in LAYERS)
+    assert layer_rows(lake) == before  # readers still read lake commit 1's layers
+    ingest([second], lake)  # restores the layers, then writes them again
+    whole = tmp_path / "whole"
+    ingest([first, second], whole)
+    assert layer_rows(lake) == layer_rows(whole)
+
+
+def test_as_of_reads_the_layers_of_the_commit_it_names(
+    liger_history_lake: Path, tmp_path: Path
+) -> None:
+    first, second = batches(liger_history_lake.parent / "raw", tmp_path, 2)
+    lake, alone = tmp_path / "lake", tmp_path / "alone"
+    ingest([first], lake)
+    ingest([second], lake)
+    ingest([first], alone)
+    assert layer_rows(lake, as_of="1") == layer_rows(alone)
+    assert layer_rows(lake, as_of="2") != layer_rows(alone)
+
+
+def test_a_lake_written_before_the_layers(
+    liger_history_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = batches(liger_history_lake.parent / "raw", tmp_path, 2)
+    lake = tmp_path / "lake"
+    with monkeypatch.context() as patch:  # an older kindex: no layers written
+        patch.setattr("kindex_olap.layers.build.needs_update", lambda tx: False)
+        ingest([first, second], lake)
+    assert not Lake(lake).snapshot().has_layers
+    old = run_query("speedup jsd h100", lake)  # read live
+    assert old.rows
+    out = CliRunner().invoke(app, ["migrate", "--lake", str(lake)])
+    assert out.exit_code == 0, out.output
+    assert "layers built" in out.stderr
+    assert Lake(lake).snapshot().has_layers and Lake(lake).snapshot().id == 2
+    assert layer_rows(lake) == layer_rows(liger_history_lake)
+    new = run_query("speedup jsd h100", lake)
+    assert (new.columns, new.rows) == (old.columns, old.rows)
+    again = CliRunner().invoke(app, ["migrate", "--lake", str(lake)])
+    assert again.exit_code == 0 and "up to date" in again.stderr
+
+
+def test_the_next_ingest_gives_an_older_lake_its_layers(
+    liger_history_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = batches(liger_history_lake.parent / "raw", tmp_path, 2)
+    lake = tmp_path / "lake"
+    with monkeypatch.context() as patch:
+        patch.setattr("kindex_olap.layers.build.needs_update", lambda tx: False)
+        ingest([first], lake)
+    ingest([second], lake)
+    assert layer_rows(lake) == layer_rows(liger_history_lake)
+
+
+def test_a_copy_keeps_its_layers(liger_history_lake: Path, tmp_path: Path) -> None:
+    """The layers' partition folders (a ':' in each digest) survive a copy and a compaction."""
+    lake = tmp_path / "lake"
+    shutil.copytree(liger_history_lake, lake)
+    before = layer_rows(lake)
+    out = CliRunner().invoke(app, ["compact", "--lake", str(lake)])
+    assert out.exit_code == 0, out.output
+    assert layer_rows(lake) == before
+    snapshot = Lake(lake).snapshot()
+    for layer in LAYERS:  # the Delta log agrees with what kindex reads
+        assert set(Lake(lake).delta_table(layer).file_uris()) == set(snapshot.files(layer))
