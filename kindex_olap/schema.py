@@ -24,6 +24,7 @@ LAYERS = (
     "layer_replicate_pairs",
     "layer_replicate_spread",
     "layer_noise_model",
+    "layer_pairs",
 )
 TABLES = (
     "runs",

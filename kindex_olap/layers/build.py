@@ -22,11 +22,13 @@ from kindex_olap.lake.tables import read_table
 from kindex_olap.lake.transaction import Transaction, transaction, write_relation
 from kindex_olap.query.engine import define_views
 
-# (layer table, the table macro of sql/views/noise.sql that computes it for some environments)
+# (layer table, the table macro that computes it for some environments, the view that reads it),
+# in order: each macro reads the views of the ones before, pointed at the lake commit's rows
 PER_ENVIRONMENT = (
-    ("layer_run_code", "run_code_for"),
-    ("layer_replicate_pairs", "replicate_pairs_for"),
-    ("layer_replicate_spread", "replicate_spread_for"),
+    ("layer_run_code", "run_code_for(?)", "run_code"),
+    ("layer_replicate_pairs", "replicate_pairs_for(?)", "replicate_pairs"),
+    ("layer_replicate_spread", "replicate_spread_for(?)", "replicate_spread"),
+    ("layer_pairs", "pair_rows_for(NULL, ?, NULL, NULL)", None),
 )
 NOISE_MODEL = "layer_noise_model"
 
@@ -57,14 +59,20 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
         touched = None if full or not tx.base.has_layers else _touched_environments(con, tx)
         everything = touched is None
         rows = {}
-        for table, macro in PER_ENVIRONMENT:
+        if touched is not None:
+            con.execute(
+                "CREATE TEMP TABLE touched AS SELECT unnest(?::VARCHAR[]) AS environment_digest",
+                [touched],
+            ).fetchall()
+        for table, source, view in PER_ENVIRONMENT:
             fresh = f"fresh_{table}"  # names from the constants above
-            sql = f"CREATE TEMP TABLE {fresh} AS SELECT * FROM {macro}(?)"
+            sql = f"CREATE TEMP TABLE {fresh} AS SELECT * FROM {source}"
             con.execute(sql, [touched]).fetchall()
             rows[table] = _count(con, fresh)
             partitions: set[str | None] | None = None if touched is None else set(touched)
             write_relation(tx, table, con.table(fresh), replace=everything, partitions=partitions)
-        _pairs_after(con, touched)
+            if view is not None:
+                _read_after(con, view, table, touched is None)
         con.execute(
             f"CREATE TEMP TABLE fresh_{NOISE_MODEL} AS SELECT * FROM noise_model_for(NULL)"
         ).fetchall()
@@ -76,27 +84,40 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
     return LayerReport(count, rows, time.perf_counter() - started)
 
 
+# dimension tables the stored pairs read (names, shapes, providers), and how their rows reach a
+# run: a digest of the run, or (operations) of its workload
+_DIMENSIONS = {
+    "environments": "environment_digest IN (SELECT environment_digest FROM added)",
+    "protocols": "protocol_digest IN (SELECT protocol_digest FROM added)",
+    "implementations": "implementation_digest IN (SELECT implementation_digest FROM added)",
+    "workloads": "workload_digest IN (SELECT workload_digest FROM added)",
+    "operations": "workload_digest IN (SELECT workload_digest FROM workloads WHERE "
+    "operation_spec_digest IN (SELECT operation_spec_digest FROM added))",
+    "run_provenance": "run_id IN (SELECT run_id FROM added)",  # a git commit changes a code
+}
+
+
 def _touched_environments(con: duckdb.DuckDBPyConnection, tx: Transaction) -> list[str] | None:
     """The environments whose layers the lake commit `tx` changes: of the runs it adds, and of
-    the runs its new provenance rows describe (a git commit changes a run's code). None: every
-    one, when a run has no environment (the environment filters cannot name a missing one)."""
+    the runs that its new dimension or provenance rows describe. None: every one, when a run
+    has no environment (the environment filters cannot name a missing one)."""
     own = duckdb.connect(":memory:")  # read_table sets file variables: not on the views' own
+    found: set[str | None] = set()
     try:
         runs = [str(p) for p in tx.written("runs")]
-        found: set[str | None] = set()
         if runs:
             added = read_table(own, "runs", runs)
-            found = {r[0] for r in added.select("environment_digest").distinct().fetchall()}
-        provenance = [str(p) for p in tx.written("run_provenance")]
-        if provenance:
-            described = read_table(own, "run_provenance", provenance).select("run_id")
-            con.register("described", described.to_arrow_table())
-            rows = con.execute(
-                "SELECT DISTINCT environment_digest FROM runs "
-                "WHERE run_id IN (SELECT run_id FROM described)"
-            ).fetchall()
-            con.unregister("described")
-            found |= {r[0] for r in rows}
+            found |= {r[0] for r in added.select("environment_digest").distinct().fetchall()}
+        for table, described in _DIMENSIONS.items():
+            files = [str(p) for p in tx.written(table)]
+            if not files:
+                continue
+            con.register("added", read_table(own, table, files).to_arrow_table())
+            try:  # the runs of the lake commit being made (the views' runs)
+                sql = f"SELECT DISTINCT environment_digest FROM runs WHERE {described}"
+                found |= {r[0] for r in con.execute(sql).fetchall()}
+            finally:
+                con.unregister("added")
     finally:
         own.close()
     if None in found:
@@ -104,22 +125,18 @@ def _touched_environments(con: duckdb.DuckDBPyConnection, tx: Transaction) -> li
     return sorted(str(digest) for digest in found)
 
 
-def _pairs_after(con: duckdb.DuckDBPyConnection, touched: list[str] | None) -> None:
-    """Point the view replicate_pairs at the lake commit's pairs: the stored ones of the
-    untouched environments and the fresh ones of the touched (the noise model reads it)."""
-    if touched is None:
-        con.execute(
-            "CREATE OR REPLACE VIEW replicate_pairs AS SELECT * FROM temp.fresh_layer_replicate_pairs"
-        ).fetchall()
-        return
+def _read_after(con: duckdb.DuckDBPyConnection, view: str, table: str, everything: bool) -> None:
+    """Point `view` at the lake commit's rows of `table`: the fresh ones of the touched
+    environments and the stored ones of the others (the layers after it and the noise model
+    read it instead of computing it over the whole lake)."""
+    stored = (
+        ""
+        if everything
+        else f"SELECT * FROM {table} WHERE environment_digest NOT IN "
+        "(SELECT environment_digest FROM temp.touched) UNION ALL "
+    )
     con.execute(
-        "CREATE TEMP TABLE touched AS SELECT unnest(?::VARCHAR[]) AS environment_digest", [touched]
-    ).fetchall()
-    con.execute(
-        "CREATE OR REPLACE VIEW replicate_pairs AS "
-        "SELECT * FROM layer_replicate_pairs "
-        "WHERE environment_digest NOT IN (SELECT environment_digest FROM temp.touched) "
-        "UNION ALL SELECT * FROM temp.fresh_layer_replicate_pairs"
+        f"CREATE OR REPLACE VIEW {view} AS {stored}SELECT * FROM temp.fresh_{table}"
     ).fetchall()
 
 

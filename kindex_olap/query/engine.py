@@ -18,8 +18,9 @@ from typing import Any
 import duckdb
 
 from kindex_olap.errors import QueryError, from_duckdb
-from kindex_olap.lake.store import TABLES, Lake, Snapshot, resolve_lake
+from kindex_olap.lake.store import LAYERS, TABLES, Lake, Snapshot, resolve_lake
 from kindex_olap.lake.tables import file_variable, scan_sql, set_files
+from kindex_olap.schema import column_types
 from kindex_olap.sqlfiles import read_sql, statements
 
 VIEWS_FILE = "views/views.sql"
@@ -53,14 +54,21 @@ def snapshot_of(lake: str | os.PathLike[str] | None, as_of: str | None = None) -
     return Lake(root).snapshot(as_of)
 
 
-def _table_view(table: str) -> str:
+def _table_view(table: str, snapshot: Snapshot) -> str:
+    if table in LAYERS and not snapshot.has_layers:
+        # a lake commit written before the layers: no files (its empty files may not exist
+        # either), and the views compute the layers' rows live instead
+        columns = ", ".join(
+            f"CAST(NULL AS {kind}) AS {name}" for name, kind in column_types()[table]
+        )
+        return f"CREATE OR REPLACE VIEW {table} AS\nSELECT {columns} LIMIT 0"
     variable = f"getvariable('{file_variable(table)}')"
     return f"CREATE OR REPLACE VIEW {table} AS\n{scan_sql(table, variable)}"
 
 
-def table_views() -> str:
+def table_views(snapshot: Snapshot) -> str:
     """The views of the lake's tables over their `<table>_files` variables."""
-    return "".join(f"{_table_view(table)};\n\n" for table in TABLES)
+    return "".join(f"{_table_view(table, snapshot)};\n\n" for table in TABLES)
 
 
 def define_views(con: duckdb.DuckDBPyConnection, snapshot: Snapshot, live: bool = False) -> None:
@@ -69,7 +77,7 @@ def define_views(con: duckdb.DuckDBPyConnection, snapshot: Snapshot, live: bool 
     noise model's views read them (sql/views/layers.sql) instead of computing them."""
     set_files(con, {table: snapshot.files(table) for table in TABLES})
     for table in TABLES:
-        con.execute(_table_view(table)).fetchall()
+        con.execute(_table_view(table, snapshot)).fetchall()
     for statement in view_statements(snapshot, live):
         con.execute(statement).fetchall()
     con.execute("SET VARIABLE kindex_layers = ?", [snapshot.has_layers and not live]).fetchall()
@@ -148,7 +156,7 @@ def init_sql(
 
 def render_init_sql(snapshot: Snapshot, literal_paths: bool = True) -> str:
     """init_sql() for a given lake commit."""
-    body = table_views() + read_sql(VIEWS_FILE)
+    body = table_views(snapshot) + read_sql(VIEWS_FILE)
     if snapshot.has_layers:
         body += "\n" + read_sql(LAYER_VIEWS_FILE)
     if literal_paths:

@@ -14,3 +14,13 @@ SELECT * FROM layer_replicate_spread;
 
 CREATE OR REPLACE VIEW noise_model AS
 SELECT * FROM layer_noise_model;
+
+-- The stored pairs, filtered as the live macro filters (every filter is a comparability key).
+CREATE OR REPLACE MACRO pair_rows_for(
+    kernel_filter, environment_filter, pass_filter, metric_filter, unit_filter := NULL) AS TABLE
+SELECT * FROM layer_pairs
+WHERE (kernel_filter IS NULL OR list_contains(kernel_filter, kernel))
+  AND (environment_filter IS NULL OR list_contains(environment_filter, environment_digest))
+  AND (pass_filter IS NULL OR list_contains(pass_filter, pass))
+  AND (metric_filter IS NULL OR metric = metric_filter)
+  AND (unit_filter IS NULL OR list_contains(unit_filter, unit));

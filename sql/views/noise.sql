@@ -275,17 +275,16 @@ CREATE OR REPLACE MACRO kindex_pair_noise(candidate_noise, baseline_noise) AS
 CREATE OR REPLACE MACRO kindex_single_timing(samples, value, p20, p80) AS
     coalesce(samples = 1, p20 = value AND p80 = value, false);
 
--- Per passed time-unit run: its noise as one side of a speedup (log_noise, kindex_side_noise),
--- where that comes from (noise_source: 'spread' of its replicates, else its class floor's
--- source), how many runs stand behind it (runs: its version's runs in its series when it is
--- the series' newest run, else 1), its sample count and whether it is a single timing. The
--- pairing joins this by run id: computing it there cost a third more planning per query.
-CREATE OR REPLACE MACRO run_noise_for(environment_filter) AS TABLE
+-- Per passed time-unit run, what its noise as one side of a speedup is computed from, nothing
+-- that depends on other series (stored with the pairs: kindex_olap.layers): its value in ns and
+-- latency class, the spread of its version's runs in its series when it is the series' newest
+-- run (spread_runs, lowest_ns, highest_ns), how many runs stand behind it (runs: that count,
+-- else 1), its sample count and whether it is a single timing.
+CREATE OR REPLACE MACRO run_sides_for(environment_filter) AS TABLE
 SELECT r.run_id, r.environment_digest,
        coalesce(s.runs, 1) AS runs,
-       kindex_side_noise(r.ns, s.runs, s.lowest_ns, s.highest_ns, f.log_floors[r.class_rank])
-           AS log_noise,
-       CASE WHEN s.runs >= 2 THEN 'spread' ELSE f.sources[r.class_rank] END AS noise_source,
+       r.ns, r.class_rank,
+       s.runs AS spread_runs, s.lowest_ns, s.highest_ns,
        r.samples,
        kindex_single_timing(r.samples, r.value, r.p20, r.p80) AS single_timing
 FROM (
@@ -296,8 +295,29 @@ FROM (
     WHERE status = 'passed' AND value > 0 AND kindex_time_unit_ns(unit) IS NOT NULL
       AND (environment_filter IS NULL OR list_contains(environment_filter, environment_digest))
 ) r
-LEFT JOIN noise_floors f USING (environment_digest)
 LEFT JOIN replicate_spread s USING (run_id);
+
+-- A side's noise (log half-width, kindex_side_noise) from its run_sides_for inputs and its
+-- environment's floors (a noise_floors row), and where that comes from: 'spread' of its
+-- replicates, else its class floor's source.
+CREATE OR REPLACE MACRO kindex_run_noise(ns, spread_runs, lowest_ns, highest_ns, class_rank,
+                                         log_floors) AS
+    CASE WHEN ns IS NOT NULL
+         THEN kindex_side_noise(ns, spread_runs, lowest_ns, highest_ns, log_floors[class_rank])
+    END;
+CREATE OR REPLACE MACRO kindex_noise_source(spread_runs, class_rank, sources) AS
+    CASE WHEN spread_runs >= 2 THEN 'spread' ELSE sources[class_rank] END;
+
+-- Per passed time-unit run: its noise as one side of a speedup (log_noise), where that comes
+-- from (noise_source), and run_sides_for's runs, samples and single_timing.
+CREATE OR REPLACE MACRO run_noise_for(environment_filter) AS TABLE
+SELECT r.run_id, r.environment_digest, r.runs,
+       kindex_run_noise(r.ns, r.spread_runs, r.lowest_ns, r.highest_ns, r.class_rank,
+                        f.log_floors) AS log_noise,
+       kindex_noise_source(r.spread_runs, r.class_rank, f.sources) AS noise_source,
+       r.samples, r.single_timing
+FROM run_sides_for(environment_filter) r
+LEFT JOIN noise_floors f USING (environment_digest);
 
 CREATE OR REPLACE VIEW run_noise AS
 SELECT * FROM run_noise_for(NULL);

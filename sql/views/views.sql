@@ -198,12 +198,14 @@ SELECT
 FROM observed_values
 WHERE status = 'passed';
 
--- Pairs of comparable runs (every ordered pair of implementations of one cell).
+-- Pairs of comparable runs (every ordered pair of implementations of one cell), with each side's
+-- noise inputs (run_sides_for) but not its noise, which reads the lake-wide floors: what the
+-- layer layer_pairs stores per lake commit (kindex_olap.layers), computed per environment.
 -- pairing = 'latest': the newest passed run of each side, whatever their versions.
 -- pairing = 'same_version': every pair of runs labelled with the same version;
 -- latest_in_version marks the newest run of each side within that version.
 -- The reference provider of a cell is chosen among all its passed runs.
-CREATE OR REPLACE MACRO comparable_pairs_for(
+CREATE OR REPLACE MACRO pair_rows_for(
     kernel_filter, environment_filter, pass_filter, metric_filter, unit_filter := NULL) AS TABLE
 WITH
 passed AS (
@@ -260,8 +262,8 @@ sides AS (
                 WHEN ref.reference_provider IS NULL
                      AND s.implementation_digest = ref.fastest_implementation THEN 'fastest'
            END AS side_rule,
-           n.log_noise, n.noise_source, n.runs AS replicate_runs, n.samples AS run_samples,
-           n.single_timing
+           n.ns AS noise_ns, n.class_rank, n.spread_runs, n.lowest_ns, n.highest_ns,
+           n.runs AS replicate_runs, n.samples AS run_samples, n.single_timing
     FROM (
         SELECT 'latest' AS pairing, '' AS version_key, true AS latest_in_version, * FROM latest
         UNION ALL
@@ -276,8 +278,8 @@ sides AS (
       AND ref.protocol_digest = s.protocol_digest
       AND ref.metric = s.metric AND ref.statistic IS NOT DISTINCT FROM s.statistic
       AND ref.unit IS NOT DISTINCT FROM s.unit
-    -- each side's noise, evidence and replicates (sql/noise.sql; time-unit runs only)
-    LEFT JOIN run_noise n
+    -- each side's noise inputs, evidence and replicates (sql/noise.sql; time-unit runs only)
+    LEFT JOIN run_sides_for(environment_filter) n
            ON n.environment_digest = s.environment_digest AND n.run_id = s.run_id
 )
 SELECT
@@ -294,13 +296,17 @@ SELECT
     c.version AS candidate_version, b.version AS baseline_version,
     c.observed_at AS candidate_observed_at, b.observed_at AS baseline_observed_at,
     b.latest_in_version AND c.latest_in_version AS latest_in_version,
-    c.log_noise AS candidate_noise, b.log_noise AS baseline_noise,
-    c.noise_source AS candidate_noise_source, b.noise_source AS baseline_noise_source,
     c.replicate_runs AS candidate_runs, b.replicate_runs AS baseline_runs,
     c.run_samples AS candidate_samples, b.run_samples AS baseline_samples,
     c.single_timing AS candidate_single_timing, b.single_timing AS baseline_single_timing,
     b.workload_digest, b.environment_digest, b.protocol_digest,
-    c.run_id AS candidate_run_id, b.run_id AS baseline_run_id
+    c.run_id AS candidate_run_id, b.run_id AS baseline_run_id,
+    c.noise_ns AS candidate_noise_ns, c.class_rank AS candidate_class_rank,
+    c.spread_runs AS candidate_spread_runs, c.lowest_ns AS candidate_lowest_ns,
+    c.highest_ns AS candidate_highest_ns,
+    b.noise_ns AS baseline_noise_ns, b.class_rank AS baseline_class_rank,
+    b.spread_runs AS baseline_spread_runs, b.lowest_ns AS baseline_lowest_ns,
+    b.highest_ns AS baseline_highest_ns
 FROM sides b
 JOIN sides c
   ON  b.pairing = c.pairing AND b.version_key = c.version_key
@@ -310,6 +316,27 @@ JOIN sides c
   AND b.metric = c.metric AND b.statistic IS NOT DISTINCT FROM c.statistic
   AND b.unit IS NOT DISTINCT FROM c.unit
   AND b.implementation_digest <> c.implementation_digest;
+
+-- The pairs with each side's noise (log half-width) and its source, from the floors of the
+-- lake commit read (noise_floors): exact for that commit whatever the verb or filter.
+CREATE OR REPLACE MACRO comparable_pairs_for(
+    kernel_filter, environment_filter, pass_filter, metric_filter, unit_filter := NULL) AS TABLE
+SELECT
+    p.* EXCLUDE (candidate_noise_ns, candidate_class_rank, candidate_spread_runs,
+                 candidate_lowest_ns, candidate_highest_ns, baseline_noise_ns,
+                 baseline_class_rank, baseline_spread_runs, baseline_lowest_ns,
+                 baseline_highest_ns),
+    kindex_run_noise(candidate_noise_ns, candidate_spread_runs, candidate_lowest_ns,
+                     candidate_highest_ns, candidate_class_rank, f.log_floors) AS candidate_noise,
+    kindex_run_noise(baseline_noise_ns, baseline_spread_runs, baseline_lowest_ns,
+                     baseline_highest_ns, baseline_class_rank, f.log_floors) AS baseline_noise,
+    kindex_noise_source(candidate_spread_runs, candidate_class_rank, f.sources)
+        AS candidate_noise_source,
+    kindex_noise_source(baseline_spread_runs, baseline_class_rank, f.sources)
+        AS baseline_noise_source
+FROM pair_rows_for(kernel_filter, environment_filter, pass_filter, metric_filter,
+                   unit_filter := unit_filter) p
+LEFT JOIN noise_floors f USING (environment_digest);
 
 CREATE OR REPLACE VIEW comparable_pairs AS
 SELECT * FROM comparable_pairs_for(NULL, NULL, NULL, NULL);
