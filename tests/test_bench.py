@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -184,3 +185,78 @@ def test_duckdb_is_not_needed_by_the_emitted_runner() -> None:
     assert imports <= {"__future__", "argparse", "json", "os", "platform", "shutil",
                        "subprocess", "sys", "time", "dataclasses", "pathlib", "typing"}  # fmt: skip
     assert duckdb  # the lake side does need it
+
+
+def test_repeats_alternate_within_and_across_rounds() -> None:
+    plan = {"variants": {"A": {}, "B": {}}, "jobs": ["jsd"], "rounds": 2, "repeat": 2}
+    assert [s.name for s in schedule(plan)] == [
+        "r1-A-jsd", "r1-B-jsd", "r1-B-jsd-2", "r1-A-jsd-2",
+        "r2-B-jsd", "r2-A-jsd", "r2-A-jsd-2", "r2-B-jsd-2",
+    ]  # fmt: skip
+    assert {s.group for s in schedule(plan) if s.round == 1 and s.variant == "B"} == {"r1-B-jsd"}
+
+
+# a Liger-format writer whose liger row is slow in the first repeat of each round and fast in
+# the second (a host that slowed down during one run), the torch row the other way round
+REPEAT_SCRIPT = """
+import csv, os, sys, time
+k = os.environ["KINDEX_BENCH_OUT"].rsplit("-", 1)[-1]
+first = not k.isdigit()
+liger = (3.0 if first else 1.0) * (1.5 if sys.argv[1] == "B" else 1.0)
+rows = [["kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name",
+         "metric_unit", "x_name", "x_label", "x_value", "y_value_50", "y_value_20",
+         "y_value_80", "extra_benchmark_config_str", "gpu_name", "timestamp", "liger_version"]]
+for provider, value in (("liger", liger), ("torch", 2.0 if first else 4.0)):
+    rows.append(["fake_rep", provider, "forward", "speed", "ms", "T", "tokens", "1024",
+                 str(value), str(value), str(value), '{"dtype": "torch.float32"}',
+                 "NVIDIA H200", time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "0"])
+with open(os.path.join(os.environ["KINDEX_BENCH_OUT"], "rows.csv"), "w", newline="") as f:
+    csv.writer(f).writerows(rows)
+"""
+
+
+def test_repeats_import_the_fastest_run_of_each_row(tmp_path: Path) -> None:
+    from kindex_olap.experiment.collect import collect
+
+    script = tmp_path / "rep.py"
+    script.write_text(REPEAT_SCRIPT)
+    folder = tmp_path / "exp"
+    plan = generic_plan(folder, [f"A={PY} {script} A", f"B={PY} {script} B"], 2, 60.0, repeat=2)
+    settle_plan(folder, plan)
+    state = execute(folder)
+    assert len(state["runs"]) == 8 and {r["group"] for r in state["runs"].values()} == {
+        "r1-A-main", "r1-B-main", "r2-A-main", "r2-B-main"}  # fmt: skip
+    collected = collect(folder)
+    assert (collected.bundles, collected.slower_repeats) == (8, 8)
+    assert "8 slower repeat row(s) left out" in collected.summary()
+    lake = tmp_path / "lake"
+    result = CliRunner().invoke(app, ["bench", "import", str(folder), "--lake", str(lake)])
+    assert result.exit_code == 0, result.output
+    got = _sql(lake, "SELECT labels['kindex_invocation'], labels['kindex_repeats'], "
+               "display_name, value FROM runs ORDER BY ALL")  # fmt: skip
+    # liger: the second repeat's 1.0 ms (A) and 1.5 ms (B); torch: the first repeat's 2.0 ms;
+    # each row keeps the invocation of the run it came from
+    assert got == [
+        ("exp_r1_a_main", "2", "PyTorch", "2000000.0"), ("exp_r1_a_main_2", "2", "Liger", "1000000.0"),
+        ("exp_r1_b_main", "2", "PyTorch", "2000000.0"), ("exp_r1_b_main_2", "2", "Liger", "1500000.0"),
+        ("exp_r2_a_main", "2", "PyTorch", "2000000.0"), ("exp_r2_a_main_2", "2", "Liger", "1000000.0"),
+        ("exp_r2_b_main", "2", "PyTorch", "2000000.0"), ("exp_r2_b_main_2", "2", "Liger", "1500000.0"),
+    ]  # fmt: skip
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="pinning needs Linux")
+def test_pinned_runs_record_the_cpu_and_its_probe(tmp_path: Path) -> None:
+    folder = tmp_path / "exp"
+    code = "import os; print(sorted(os.sched_getaffinity(0)))"
+    plan = generic_plan(folder, [f"A={PY} -c '{code}'", f"B={PY} -c '{code}'"], 1, 60.0,
+                        pin_cpu=True)  # fmt: skip
+    settle_plan(folder, plan)
+    allowed = os.sched_getaffinity(0)
+    record = execute(folder)["runs"]["r1-A-main"]
+    cpu = record["cpu"]["cpu"]
+    assert cpu in allowed and os.sched_getaffinity(0) == allowed  # the runner's own is restored
+    assert (folder / "runs" / "r1-A-main" / "stdout.txt").read_text() == f"[{cpu}]\n"
+    assert record["cpu"]["probe_ms_before"] > 0 and record["cpu"]["probe_ms_after"] > 0
+    env = json.loads((folder / "runs" / "r1-A-main" / "env.json").read_text())
+    assert set(env["cpu_probe_ms"]) == {str(c) for c in allowed}
+    assert env["cpu_probe_ms"][str(cpu)] == min(env["cpu_probe_ms"].values())

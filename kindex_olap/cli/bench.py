@@ -32,6 +32,23 @@ DirOption = Annotated[
 RoundsOption = Annotated[
     int | None, typer.Option("--rounds", help="Rounds (replicates per variant); default 3.")
 ]
+RepeatOption = Annotated[
+    int | None,
+    typer.Option(
+        "--repeat",
+        help="Runs of each job per variant and round; the import keeps the fastest of them per "
+        "row as the round's replicate. Default: 1.",
+    ),
+]
+PinOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--pin-cpu/--no-pin-cpu",
+        help="Pin each run to the CPU that runs a Python probe fastest just before it, and keep "
+        "the probe before and after it in state.json (host-bound timings). Default: off (run), "
+        "on (liger).",
+    ),
+]
 TimeoutOption = Annotated[float, typer.Option("--timeout", help="Time limit of one run, s.")]
 BudgetOption = Annotated[
     float | None,
@@ -65,6 +82,8 @@ def run(
         ),
     ] = None,
     rounds: RoundsOption = None,
+    repeat: RepeatOption = None,
+    pin_cpu: PinOption = None,
     timeout: TimeoutOption = 600.0,
     folder: DirOption = Path("kindex-bench"),
     budget: BudgetOption = None,
@@ -80,7 +99,10 @@ def run(
     """
     from kindex_olap.experiment.plan import generic_plan, settle_plan
 
-    plan = generic_plan(folder, variant, rounds or 3, timeout) if variant else None
+    plan = None
+    if variant:
+        plan = generic_plan(folder, variant, rounds or 3, timeout, 1 if repeat is None else repeat,
+                            bool(pin_cpu))  # fmt: skip
     settle_plan(folder, plan)
     _run_and_judge(folder, budget, dry_run, no_import, lake, fmt)
 
@@ -167,6 +189,8 @@ def liger(
         str, typer.Option("--kernels", help="Benchmark scripts to run, e.g. jsd,rms_norm.")
     ],
     rounds: RoundsOption = None,
+    repeat: RepeatOption = None,
+    pin_cpu: PinOption = None,
     timeout: TimeoutOption = 600.0,
     folder: DirOption = Path("kindex-bench"),
     sdist: Annotated[
@@ -204,15 +228,19 @@ def liger(
     """Run Liger's benchmark scripts under each version, interleaved by round, and judge.
 
     Each version's wheel is unpacked into --dir/site-VERSION (your environment is untouched);
-    the scripts come from the newest version's sdist. Example: kindex bench liger --versions
+    the scripts come from the newest version's sdist. Each run is pinned to the fastest CPU at
+    its start (Liger's small-size timings follow the host's speed; state.json keeps the CPU's
+    probe before and after the run). Example: kindex bench liger --versions
     0.8.1,0.8.2 --kernels jsd,rms_norm --rounds 3 --dir h200-liger --emit-runner
     """
+    from kindex_olap.experiment.liger import REPEAT, liger_plan, parse_versions
     from kindex_olap.experiment.liger import emit_runner as write_runner
-    from kindex_olap.experiment.liger import liger_plan, parse_versions
     from kindex_olap.experiment.plan import settle_plan
 
     names = [k.strip() for k in kernels.split(",") if k.strip()]
-    plan = liger_plan(folder, parse_versions(versions), names, rounds or 3, timeout, sdist, wheels)
+    pin = True if pin_cpu is None else pin_cpu
+    plan = liger_plan(folder, parse_versions(versions), names, rounds or 3, timeout, sdist, wheels,
+                      REPEAT if repeat is None else repeat, pin)  # fmt: skip
     settle_plan(folder, plan)
     if emit_runner:
         runner = write_runner(folder)

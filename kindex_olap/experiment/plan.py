@@ -38,7 +38,12 @@ def experiment_name(folder: Path) -> str:
 
 
 def generic_plan(
-    folder: Path, variants: list[str], rounds: int, timeout_s: float
+    folder: Path,
+    variants: list[str],
+    rounds: int,
+    timeout_s: float,
+    repeat: int = 1,
+    pin_cpu: bool = False,
 ) -> dict[str, Any]:
     """The plan of `kindex bench run`: one job, each variant's own command."""
     parsed = [parse_variant(v) for v in variants]
@@ -50,7 +55,7 @@ def generic_plan(
         )
     plan = new_plan(folder, "generic", [GENERIC_JOB], {
         name: {"command": argv, "jobs": {}, "env": {}, "version": name} for name, argv in parsed
-    }, rounds, timeout_s)  # fmt: skip
+    }, rounds, timeout_s, repeat, pin_cpu)  # fmt: skip
     # the commands run where kindex was called (their relative paths mean what the user meant)
     plan["cwd"] = str(Path.cwd())
     return plan
@@ -63,16 +68,21 @@ def new_plan(
     variants: dict[str, dict[str, Any]],
     rounds: int,
     timeout_s: float,
+    repeat: int = 1,
+    pin_cpu: bool = False,
 ) -> dict[str, Any]:
-    """A plan document; its name gives every run's labels their prefix."""
-    if rounds < 1 or timeout_s <= 0:
-        raise ConfigError("--rounds must be at least 1 and --timeout positive")
+    """A plan document; its name gives every run's labels their prefix. `repeat` runs of a job
+    per variant and round are pooled by the import into one replicate (the fastest of them per
+    row); `pin_cpu` pins each run to the fastest CPU at its start (standalone.py)."""
+    if rounds < 1 or repeat < 1 or timeout_s <= 0:
+        raise ConfigError("--rounds and --repeat must be at least 1 and --timeout positive")
     name = experiment_name(folder)
     for variant in variants.values():
         variant["code"] = f"{name}_{variant['version']}".lower()
     return {
         "schema": PLAN_SCHEMA, "name": name, "kind": kind, "jobs": jobs,
-        "variants": variants, "rounds": rounds, "timeout_s": timeout_s,
+        "variants": variants, "rounds": rounds, "repeat": repeat, "pin_cpu": pin_cpu,
+        "timeout_s": timeout_s,
     }  # fmt: skip
 
 
@@ -101,4 +111,5 @@ def settle_plan(folder: Path, plan: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _comparable(plan: dict[str, Any]) -> dict[str, Any]:
-    return {k: plan.get(k) for k in ("kind", "jobs", "variants", "rounds", "cwd")}
+    keys = ("kind", "jobs", "variants", "rounds", "repeat", "pin_cpu", "cwd")
+    return {k: plan.get(k) for k in keys}

@@ -1,12 +1,18 @@
 """The experiment runner: stdlib only, so that kindex can write this very file out as the runner
 of a GPU machine that cannot install kindex (`kindex bench liger --emit-runner DIR`).
 
-An experiment is a folder: `plan.json` (variants, jobs, rounds, time limit), `state.json` (the
-runs done so far: resumable across calls) and `runs/<run>/` (each run's own folder: its CSVs,
-stdout.txt, stderr.txt and env.json, the environment captured when it ran). The order is
-interleaved: per round, each job under every variant back to back, the variants' order reversed
-every other round, so that a drift of the machine (clocks, heat, other tenants) falls on both
-variants alike.
+An experiment is a folder: `plan.json` (variants, jobs, rounds, repeats, time limit),
+`state.json` (the runs done so far: resumable across calls) and `runs/<run>/` (each run's own
+folder: its CSVs, stdout.txt, stderr.txt and env.json, the environment captured when it ran).
+The order is interleaved: per round, each job under every variant back to back (with `repeat`
+k > 1, k times: A B, B A, A B, ...), the variants' order reversed every other round, so that a
+drift of the machine (clocks, heat, other tenants) falls on both variants alike.
+
+With `pin_cpu`, each run is pinned to the CPU that ran a fixed pure-Python probe fastest just
+before it, and the probe is read again on that CPU after it: a benchmark whose timings are
+bound by the host's speed (a Python call that launches a short GPU kernel) then runs on the
+fastest CPU the machine offers at that moment, and the state file says how fast that was. On a
+shared virtual machine a CPU's speed changes by up to 2x from minute to minute (docs/bench.md).
 
 Emitted, it runs as `python kindex_bench_runner.py DIR [--dry-run] [--budget SECONDS]`.
 """
@@ -37,21 +43,32 @@ class Step:
     round: int
     variant: str
     job: str
+    repeat: int = 1
 
     @property
     def name(self) -> str:
-        """The run's folder name and its key in the state file."""
+        """The run's folder name and its key in the state file (`-k` for the k-th repeat)."""
+        tail = f"-{self.repeat}" if self.repeat > 1 else ""
+        return f"r{self.round}-{self.variant}-{self.job}{tail}"
+
+    @property
+    def group(self) -> str:
+        """The name shared by a round's repeats of one job under one variant."""
         return f"r{self.round}-{self.variant}-{self.job}"
 
 
 def schedule(plan: dict[str, Any]) -> list[Step]:
-    """Every run in order: per round, per job, each variant back to back; the variants' order
-    alternates by round (A B, then B A)."""
+    """Every run in order: per round, per job, each variant back to back, `repeat` times; the
+    variants' order alternates by repeat and by round (A B B A in round 1, B A A B in round 2
+    with two repeats; A B, then B A with one)."""
     names = list(plan["variants"])
+    repeats = int(plan.get("repeat", 1))
     steps = []
     for r in range(1, int(plan["rounds"]) + 1):
-        order = names if r % 2 else names[::-1]
-        steps += [Step(r, v, job) for job in plan["jobs"] for v in order]
+        for job in plan["jobs"]:
+            for k in range(1, repeats + 1):
+                order = names if (r + k) % 2 == 0 else names[::-1]
+                steps += [Step(r, v, job, k) for v in order]
     return steps
 
 
@@ -158,6 +175,63 @@ def capture_environment(env: dict[str, str]) -> dict[str, Any]:
     return found
 
 
+PROBE_LOOPS = 100_000
+
+
+def probe_ms() -> float:
+    """A fixed pure-Python workload's time in ms: the host's speed as a Python thread sees it
+    (about 3 ms on a 4 GHz core; twice that on a throttled one)."""
+    began = time.perf_counter()
+    total = 0
+    for i in range(PROBE_LOOPS):
+        total += i
+    return (time.perf_counter() - began) * 1e3
+
+
+def cpu_speeds() -> dict[int, float]:
+    """Each CPU this process may run on: the better of two probes pinned to it (ms); {} where
+    the platform cannot pin (no os.sched_setaffinity)."""
+    if not hasattr(os, "sched_setaffinity"):
+        return {}
+    allowed = os.sched_getaffinity(0)
+    speeds = {}
+    try:
+        for cpu in sorted(allowed):
+            os.sched_setaffinity(0, {cpu})
+            speeds[cpu] = round(min(probe_ms(), probe_ms()), 3)
+    finally:
+        os.sched_setaffinity(0, allowed)
+    return speeds
+
+
+def pinned_probe(cpu: int) -> float:
+    """The probe (the better of two) on one CPU, as cpu_speeds reads it."""
+    allowed = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {cpu})
+        return round(min(probe_ms(), probe_ms()), 3)
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
+def _launch(argv: list[str], cwd: Path, env: dict[str, str], timeout: float, so: Any, se: Any,
+            cpu: int | None) -> str:  # fmt: skip
+    """Run argv (pinned to `cpu`: it inherits this process's affinity); its status."""
+    allowed = os.sched_getaffinity(0) if cpu is not None else None
+    try:
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
+        done = subprocess.run(argv, cwd=cwd, env=env, stdout=so, stderr=se, timeout=timeout)
+        return "passed" if done.returncode == 0 else f"failed (exit {done.returncode})"
+    except subprocess.TimeoutExpired:
+        return f"timed out after {timeout:g} s"
+    except OSError as error:
+        return f"could not start ({error.strerror})"
+    finally:
+        if allowed is not None:
+            os.sched_setaffinity(0, allowed)
+
+
 def run_step(plan: dict[str, Any], step: Step, folder: Path) -> dict[str, Any]:
     """Run one step in its own folder, within the plan's time limit; what happened."""
     out = folder / "runs" / step.name
@@ -170,28 +244,32 @@ def run_step(plan: dict[str, Any], step: Step, folder: Path) -> dict[str, Any]:
     env = run_env(plan, step, out)
     captured = capture_environment(env)
     captured["packages"] = packages(folder, step.variant, env)
+    speeds = cpu_speeds() if plan.get("pin_cpu") else {}
+    cpu = min(speeds, key=lambda c: speeds[c]) if speeds else None
+    captured["cpu_probe_ms"] = {str(c): ms for c, ms in speeds.items()}
     write_json(out / "env.json", captured)
     argv = command_of(plan, step, out)
     started = time.time()
     with (out / "stdout.txt").open("wb") as so, (out / "stderr.txt").open("wb") as se:
-        try:
-            done = subprocess.run(argv, cwd=plan.get("cwd") or out, env=env, stdout=so, stderr=se,
-                                  timeout=float(plan["timeout_s"]))  # fmt: skip
-            status = "passed" if done.returncode == 0 else f"failed (exit {done.returncode})"
-        except subprocess.TimeoutExpired:
-            status = f"timed out after {plan['timeout_s']} s"
-        except OSError as error:
-            status = f"could not start ({error.strerror})"
-    return {
+        status = _launch(argv, Path(plan.get("cwd") or out), env, float(plan["timeout_s"]), so,
+                         se, cpu)  # fmt: skip
+    record = {
         "status": status,
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "seconds": round(time.time() - started, 3),
         "invocation": f"{plan['name']}_{step.name}".replace("-", "_").lower(),
         "round": step.round,
+        "repeat": step.repeat,
+        "group": step.group,
         "variant": step.variant,
         "job": step.job,
         "argv": argv,
     }
+    if cpu is not None:
+        # the CPU the run had and the probe there before and after it (ms; lower is faster)
+        record["cpu"] = {"cpu": cpu, "probe_ms_before": speeds[cpu],
+                         "probe_ms_after": pinned_probe(cpu)}  # fmt: skip
+    return record
 
 
 def pending(plan: dict[str, Any], state: dict[str, Any]) -> list[Step]:
@@ -234,8 +312,9 @@ def _say(stream: TextIO | None, line: str) -> None:
 def describe(plan: dict[str, Any], state: dict[str, Any]) -> list[str]:
     """The plan in words, one line per run, with what is done (for --dry-run)."""
     done = state.get("runs", {})
-    lines = [f"experiment {plan['name']}: {plan['rounds']} round(s), time limit "
-             f"{plan['timeout_s']} s a run"]  # fmt: skip
+    pin = ", each run pinned to the fastest CPU" if plan.get("pin_cpu") else ""
+    lines = [f"experiment {plan['name']}: {plan['rounds']} round(s) x {plan.get('repeat', 1)} "
+             f"repeat(s), time limit {plan['timeout_s']} s a run{pin}"]  # fmt: skip
     for name, variant in plan["variants"].items():
         where = f" (PYTHONPATH {variant['env']['PYTHONPATH']})" if "PYTHONPATH" in variant.get(
             "env", {}) else ""  # fmt: skip
