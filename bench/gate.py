@@ -31,7 +31,7 @@ def main() -> None:
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="kindex-gate-"))
     base = build(args.csv, work / "base")
-    from kindex_olap.query.compile import run_check
+    from kindex_olap.query.run import run_check
 
     print("plain history:", run_check("", base).summary())
     for factor in (1.1, 1.2, 1.5, 2.0):
@@ -72,7 +72,7 @@ def build(csv: Path, root: Path) -> Path:
 def trial(csv: Path, base: Path, root: Path, factor: float, **noise: object):  # type: ignore[no-untyped-def]
     from kindex_olap.importers.liger.convert import import_liger
     from kindex_olap.ingestion.pipeline import ingest
-    from kindex_olap.query.compile import run_check
+    from kindex_olap.query.run import run_check
 
     shutil.copytree(base, root / "lake")
     text, keys = plant(csv, factor, **noise)  # type: ignore[arg-type]

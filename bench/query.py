@@ -192,12 +192,14 @@ def comparable(rows: list[tuple[Any, ...]]) -> list[str]:
 
 def pre_macro_sql(text: str, vocab: Any) -> Any:
     """The query as compiled before the table macros: every filter in a WHERE over the view."""
-    from kindex_olap.query.compile import VERB_SQL, Compiled, Options, _filters, assemble
+    from kindex_olap.query.compile import Compiled, Options, assemble, where_of
     from kindex_olap.query.shorthand import parse
+    from kindex_olap.query.verbs import REGISTRY
 
     query = parse(text, vocab)
-    spec = VERB_SQL[query.verb]
-    where = _filters(query, Options())
+    spec = REGISTRY[query.verb].sql
+    assert spec is not None
+    where = where_of(query, Options())
     # the plain view with every filter in WHERE (summary's template wraps it the same way)
     return Compiled(assemble(spec, spec.view, where.clauses), tuple(where.params))
 
@@ -207,7 +209,8 @@ def history(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
     on one kernel against `speedup` on that kernel (target <= 3x), a whole-lake `kindex check`
     (every series judged, the steps into the newest lake commit tested) against `summary`
     (target <= 5x)."""
-    from kindex_olap.query.compile import Options, run_check, run_query
+    from kindex_olap.query.compile import Options
+    from kindex_olap.query.run import run_check, run_query
 
     text = f"regressions {PLANTED_KERNEL}"
     found = run_query(text, con=con).rows
@@ -325,9 +328,11 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     lake = build_lake(args.work, args.runs)
 
-    from kindex_olap.query.compile import compile_query, load_vocabulary, run_query
+    from kindex_olap.query.compile import compile_query
     from kindex_olap.query.engine import connect
+    from kindex_olap.query.run import run_query
     from kindex_olap.query.shorthand import parse
+    from kindex_olap.query.vocabulary import load_vocabulary
 
     con = connect(lake)
     runs = con.execute("SELECT count(*) FROM runs").fetchall()[0][0]

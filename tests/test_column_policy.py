@@ -19,7 +19,7 @@ import pytest
 from kindex_olap.cli.table import NAME_FLOOR, display_columns, render, shorten_inside
 from kindex_olap.doors.columns import THIN_WORDS, header, verb_columns
 from kindex_olap.errors import QueryError
-from kindex_olap.query.compile import run_query
+from kindex_olap.query.run import run_query
 from tests.conftest import built_once
 from tests.realdata import liger_csv
 from tests.test_table import ANSI, in_terminal

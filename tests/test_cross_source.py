@@ -12,7 +12,7 @@ import pytest
 from realdata import KERNELINDEX_SLICES, export_rows, export_runs_by_source
 
 from kindex_olap.query import engine
-from kindex_olap.query.compile import run_query
+from kindex_olap.query.run import run_query
 
 pytestmark = pytest.mark.slow
 

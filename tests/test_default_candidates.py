@@ -14,8 +14,8 @@ from realdata import liger_csv
 
 from kindex_olap.importers.liger.convert import import_liger
 from kindex_olap.ingestion.pipeline import ingest
-from kindex_olap.query.compile import run_query
 from kindex_olap.query.engine import connect
+from kindex_olap.query.run import run_query
 
 # the three CSVs that liger-kernel's source distribution ships (what `scripts/run` imports)
 LIGER_CSVS = ("all_benchmark_data.csv", "all_benchmark_data_cutedsl.csv",

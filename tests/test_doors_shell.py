@@ -24,8 +24,8 @@ from kindex_olap.doors.shell import CLI_STORAGE_VERSION, find_cli
 from kindex_olap.errors import ConfigError
 from kindex_olap.lake.store import TABLES, Lake
 from kindex_olap.lake.tables import scan_sql
-from kindex_olap.query.compile import run_query
 from kindex_olap.query.engine import connect
+from kindex_olap.query.run import run_query
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -17,8 +17,9 @@ from planted import candidate_cells, plant, read_rows
 
 from kindex_olap.importers.liger.convert import import_liger
 from kindex_olap.ingestion.pipeline import ingest
-from kindex_olap.query.compile import Options, run_check
+from kindex_olap.query.compile import Options
 from kindex_olap.query.gate import CheckResult, rules_for
+from kindex_olap.query.run import run_check
 from tests.conftest import LIGER_HISTORY
 
 pytestmark = pytest.mark.slow
@@ -163,7 +164,7 @@ def test_a_gate_file_accepts_a_known_regression_and_sets_thresholds(
 def test_one_verdict_per_step_whatever_the_verb_and_filter(liger_history_lake: Path) -> None:
     """For every kernel, `changes KERNEL --by run --all-branches` lists exactly the whole-lake
     query's rows for that kernel, and `history` gives those steps the same verdicts."""
-    from kindex_olap.query.compile import run_query
+    from kindex_olap.query.run import run_query
 
     options = Options(by="run", all_branches=True)
     everything = run_query("changes", liger_history_lake, options)

@@ -9,7 +9,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from kindex_olap.query.compile import Options, run_check, run_query
+from kindex_olap.query.compile import Options
+from kindex_olap.query.run import run_check, run_query
 from tests.conftest import LIGER_HISTORY
 
 

@@ -20,8 +20,9 @@ from typer.testing import CliRunner
 from kindex_olap.cli.app import app
 from kindex_olap.ingestion.pipeline import ingest
 from kindex_olap.lake.store import LAYERS, Lake
-from kindex_olap.query.compile import Options, run_query
+from kindex_olap.query.compile import Options
 from kindex_olap.query.engine import connect
+from kindex_olap.query.run import run_query
 
 pytestmark = pytest.mark.slow
 

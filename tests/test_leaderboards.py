@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
-from kindex_olap.query.compile import run_query
 from kindex_olap.query.engine import connect
+from kindex_olap.query.run import run_query
 
 
 @pytest.fixture

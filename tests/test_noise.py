@@ -21,9 +21,9 @@ from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
 from kindex_olap.query import noise
-from kindex_olap.query.compile import run_query
 from kindex_olap.query.engine import connect
 from kindex_olap.query.noise import settings
+from kindex_olap.query.run import run_query
 
 # -- the Liger history's back-to-back repeats, from the CSV -----------------------------------
 

@@ -17,9 +17,11 @@ from typer.testing import CliRunner
 from kindex_olap.cli.app import app
 from kindex_olap.errors import QueryError
 from kindex_olap.ingestion.pipeline import ingest
-from kindex_olap.query.compile import compile_query, load_vocabulary, run_query
+from kindex_olap.query.compile import compile_query
 from kindex_olap.query.engine import connect
+from kindex_olap.query.run import run_query
 from kindex_olap.query.shorthand import parse
+from kindex_olap.query.vocabulary import load_vocabulary
 
 
 def invoke(*args: str) -> object:

@@ -8,7 +8,7 @@ from pathlib import Path
 import crafted as c
 
 import kindex_olap
-from kindex_olap.query.compile import run_query
+from kindex_olap.query.run import run_query
 from kindex_olap.query.session import Lake
 
 

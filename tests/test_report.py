@@ -16,7 +16,7 @@ from pictures import png_size_and_rows
 from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
-from kindex_olap.query.compile import run_query
+from kindex_olap.query.run import run_query
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
 from kindex_olap.errors import QueryError
-from kindex_olap.query.compile import run_sql
+from kindex_olap.query.readonly import run_sql
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
 from kindex_olap.cli.table import render, shorten
-from kindex_olap.query.compile import run_query
+from kindex_olap.query.run import run_query
 
 pytestmark = pytest.mark.slow
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import crafted as c
 import pytest
 
-from kindex_olap.query.compile import Options, run_query
+from kindex_olap.query.compile import Options
 from kindex_olap.query.engine import connect, init_sql, quote_literal
 from kindex_olap.query.noise import settings
+from kindex_olap.query.run import run_query
 
 
 def speedups(lake: Path, text: str = "speedup jsd", **options: object) -> list[dict[str, object]]:
@@ -184,20 +185,17 @@ def test_engine_import_stays_light() -> None:
 def test_macro_filters_match_the_views(one_pair_and_decoys: Path, text: str) -> None:
     """The <view>_for(kernels, environments, passes) macros, filtered before pairing, return what
     the same filters in a WHERE over the unfiltered view return."""
-    from kindex_olap.query.compile import (
-        VERB_SQL,
-        _filters,
-        assemble,
-        compile_query,
-        load_vocabulary,
-    )
+    from kindex_olap.query.compile import assemble, compile_query, where_of
     from kindex_olap.query.shorthand import parse
+    from kindex_olap.query.verbs import REGISTRY
+    from kindex_olap.query.vocabulary import load_vocabulary
 
     con = connect(one_pair_and_decoys)
     query = parse(text, load_vocabulary(con))
     compiled = compile_query(query)
-    spec = VERB_SQL[query.verb]
-    where = _filters(query, Options())
+    spec = REGISTRY[query.verb].sql
+    assert spec is not None
+    where = where_of(query, Options())
     plain = assemble(spec, spec.view, where.clauses)
     expected = con.execute(plain, where.params).fetchall()
     assert con.execute(compiled.sql, list(compiled.params)).fetchall() == expected

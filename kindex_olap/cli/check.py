@@ -76,8 +76,9 @@ def check(
     correction), so `check` agrees with `history` and `changes` about a step whatever the
     filters. Exit 7 when nothing was tested (docs/history.md).
     """
-    from kindex_olap.query.compile import Options, run_check
+    from kindex_olap.query.compile import Options
     from kindex_olap.query.gate import read_gate_file, rules_for
+    from kindex_olap.query.run import run_check
 
     gate_file = read_gate_file(gate) if gate else None
     rules = rules_for(threshold, q_level, gate_file)

@@ -72,7 +72,8 @@ def query(
     step of the lake is judged together, so a step has one verdict whatever the verb and
     filters (flagged: change > --threshold and Benjamini-Hochberg q <= --q).
     """
-    from kindex_olap.query.compile import Options, run_query
+    from kindex_olap.query.compile import Options
+    from kindex_olap.query.run import run_query
 
     options = Options(
         version=version,
@@ -100,7 +101,7 @@ def sql(
     serving_runs.
     Only SELECT and EXPLAIN run; files outside the lake cannot be read.
     """
-    from kindex_olap.query.compile import run_sql
+    from kindex_olap.query.readonly import run_sql
 
     result = run_sql(statement, lake, as_of=as_of)
     _emit(result, fmt, False, wide)
@@ -108,7 +109,7 @@ def sql(
 
 def _emit(result: object, fmt: Format, show_sql: bool, wide: bool) -> None:
     from kindex_olap.cli.output import write
-    from kindex_olap.query.compile import QueryResult
+    from kindex_olap.query.run import QueryResult
 
     assert isinstance(result, QueryResult)
     if show_sql:

@@ -26,11 +26,11 @@ from kindex_olap.doors.columns import (
     THIN_WORDS,
     TITLE_PHRASES,
     VERDICT_STYLES,
-    VerbColumns,
     header,
     interval_columns,
     verb_columns,
 )
+from kindex_olap.query.verbs import VerbColumns
 
 ELLIPSIS = "…"
 GAP = "  "

@@ -24,9 +24,10 @@ import duckdb
 
 from kindex_olap.atomic import write_atomic
 from kindex_olap.errors import ConfigError, from_duckdb
-from kindex_olap.query.compile import Options, _filters, load_vocabulary
+from kindex_olap.query.compile import Options, where_of
 from kindex_olap.query.engine import VIEWS_FILE, connect, quote_identifier, snapshot_of
 from kindex_olap.query.shorthand import Query, parse
+from kindex_olap.query.vocabulary import load_vocabulary
 from kindex_olap.sqlfiles import read_sql
 
 ROW_GROUP_SIZE = 8192  # rows; small enough that per-kernel statistics can skip row groups
@@ -233,7 +234,7 @@ def _select_rows(
     params: list[Any] = []
     if query is not None:
         # the same WHERE clauses as `kindex query`, with this file's verb
-        where = _filters(dataclasses.replace(query, verb=spec.verb), options)
+        where = where_of(dataclasses.replace(query, verb=spec.verb), options)
         if where.clauses:
             sql += " WHERE " + " AND ".join(where.clauses)
             params = where.params

@@ -9,6 +9,7 @@ returns it as an altair chart for notebooks.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from kindex_olap.doors import charts
@@ -16,8 +17,7 @@ from kindex_olap.doors.charts import Chart
 from kindex_olap.doors.records import records
 from kindex_olap.doors.render import full_spec
 from kindex_olap.errors import QueryError
-
-PLOT_VERBS = ("speedup", "latency", "memory", "summary", "history")
+from kindex_olap.query.verbs import PLOT_VERBS, REGISTRY
 
 
 def chart_for(verb: str | None, columns: list[str], rows: list[tuple[Any, ...]]) -> Chart:
@@ -30,18 +30,16 @@ def chart_for(verb: str | None, columns: list[str], rows: list[tuple[Any, ...]])
     data = records(columns, rows)
     if not data:
         raise QueryError("nothing to plot: the query returned no rows")
-    builders = {
-        "speedup": charts.speedup, "latency": charts.latency, "memory": charts.memory,
-        "summary": charts.summary, "history": charts.history,
-    }  # fmt: skip
-    return builders[verb](data)
+    build: Callable[[list[dict[str, Any]]], Chart] = getattr(charts, REGISTRY[verb].chart or "")
+    return build(data)
 
 
 def query_chart(
     text: str, lake: str | os.PathLike[str] | None = None, options: Any = None
 ) -> Chart:
     """Run shorthand `text` (as `kindex query`) and chart its rows."""
-    from kindex_olap.query.compile import Options, run_query
+    from kindex_olap.query.compile import Options
+    from kindex_olap.query.run import run_query
 
     result = run_query(text, lake, options or Options())
     if not result.rows:

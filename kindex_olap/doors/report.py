@@ -16,14 +16,15 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from kindex_olap.doors.columns import INTERVALS, VERB_COLUMNS
+from kindex_olap.doors.columns import INTERVALS
 from kindex_olap.doors.plot import chart_for
 from kindex_olap.doors.records import records
 from kindex_olap.doors.render import full_spec, inline_json, vega_bundle
 from kindex_olap.errors import QueryError
-from kindex_olap.query.compile import QueryResult, run_query
 from kindex_olap.query.engine import connect, snapshot_of
+from kindex_olap.query.run import QueryResult, run_query
 from kindex_olap.query.shorthand import VERBS
+from kindex_olap.query.verbs import REPORT_VERBS, VERB_COLUMNS
 from kindex_olap.sqlfiles import read_sql
 
 # columns of a section's table: the speedup verb's, less those the section heading names
@@ -56,10 +57,7 @@ def write_report(
     filters = filters_of(text)
     con = connect(lake)
     try:
-        answers = {
-            verb: run_query(f"{verb} {filters}".strip(), con=con)
-            for verb in ("summary", "speedup", "latency")
-        }
+        answers = {verb: run_query(f"{verb} {filters}".strip(), con=con) for verb in REPORT_VERBS}
         sources = con.execute(read_sql("queries/report_sources.sql"))
         source_columns = [d[0] for d in sources.description or []]
         source_rows = sources.fetchall()

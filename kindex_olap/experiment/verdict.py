@@ -45,7 +45,7 @@ def experiment_steps(
     plan: dict[str, Any], lake: str | os.PathLike[str] | None
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     """The steps between the plan's variants among those `kindex check` tests now."""
-    from kindex_olap.query.compile import run_check
+    from kindex_olap.query.run import run_check
 
     checked: CheckResult = run_check("", lake)
     versions = {v["version"] for v in plan["variants"].values()}

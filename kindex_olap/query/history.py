@@ -26,10 +26,8 @@ from kindex_olap.errors import QueryError
 from kindex_olap.query import noise
 from kindex_olap.query.history_report import Table, history_table, notes, steps_table
 from kindex_olap.query.steps import Columns, Rules, Steps, analyse
+from kindex_olap.query.verbs import REGISTRY
 from kindex_olap.sqlfiles import statements
-
-HISTORY_VERBS = ("history", "regressions", "improvements", "changes")
-STEP_VERBS = ("regressions", "improvements", "changes")
 
 
 @dataclass(frozen=True)
@@ -154,14 +152,6 @@ def check_by(options: HistoryOptions) -> None:
         raise QueryError(f"--by takes version or run, not {options.by!r}")
 
 
-VERB_VERDICTS = {
-    "regressions": ("regression",),
-    "improvements": ("improvement",),
-    # every step that moved: flagged, environment shifts, and changes the noise cannot judge
-    "changes": ("regression", "improvement", "environment shift", "insufficient"),
-}
-
-
 def answer(
     con: duckdb.DuckDBPyConnection,
     verb: str,
@@ -184,7 +174,7 @@ def answer(
         # the implementations measured against a baseline (a baseline's own steps show as
         # environment shifts of the others)
         shown = points["in_query"].astype(bool) & ~points["is_baseline"].astype(bool)
-        table = steps_table(points, lake.steps, VERB_VERDICTS[verb], shown, options.rules)
+        table = steps_table(points, lake.steps, REGISTRY[verb].steps, shown, options.rules)
     table.notes.extend(notes(points, lake.steps, options.rules, options.all_branches))
     return table
 

@@ -27,18 +27,13 @@ from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.lake.store import Lake as LakeFolder
 from kindex_olap.lake.store import resolve_lake
 from kindex_olap.query import noise
-from kindex_olap.query.compile import (
-    NOISE_VERBS,
-    Options,
-    QueryResult,
-    compile_query,
-    explain_empty,
-    load_vocabulary,
-    run_query,
-    scope_arguments,
-)
+from kindex_olap.query.compile import Options, compile_query, scope_arguments
 from kindex_olap.query.engine import connect
+from kindex_olap.query.explain import explain_empty
+from kindex_olap.query.run import QueryResult, run_query
 from kindex_olap.query.shorthand import VERBS, Vocabulary, parse
+from kindex_olap.query.verbs import NOISE_VERBS
+from kindex_olap.query.vocabulary import load_vocabulary
 
 if TYPE_CHECKING:
     import polars as pl

@@ -31,11 +31,9 @@ import re
 from dataclasses import dataclass, field
 
 from kindex_olap.errors import QueryError
+from kindex_olap.query.verbs import NAMES
 
-VERBS = (
-    "speedup", "summary", "latency", "memory", "runs", "gpus", "kernels", "noise",
-    "history", "regressions", "improvements", "changes",
-)  # fmt: skip
+VERBS = NAMES  # the verb registry's (query/verbs.py)
 PASSES = {
     "forward": "forward",
     "fwd": "forward",

@@ -1,0 +1,128 @@
+"""Why a query answered nothing: the filter that emptied the runs, or the comparable side that
+is missing (one line for stderr, naming what the lake does hold)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from kindex_olap.query.compile import Options, Where, shape_clause
+from kindex_olap.query.shorthand import Query, Vocabulary, in_family
+from kindex_olap.query.verbs import NO_PASS, PAIR_VERBS
+
+
+def explain_empty(
+    con: duckdb.DuckDBPyConnection, query: Query, options: Options, vocab: Vocabulary
+) -> list[str]:
+    """Why nothing matched: the filter that emptied the runs, or the missing comparable side."""
+    if query.serving:
+        return [
+            "no serving runs: the lake holds none (KernelIndex exports with MLPerf serving runs "
+            "add them: kindex import kernelindex EXPORT)"
+        ]
+    steps = _filter_steps(query)
+    where = Where()
+    for label, clause, params, dimension in steps:
+        before = where.copy()
+        if clause in _SCOPE_SLOTS:
+            where.scope[_SCOPE_SLOTS[clause]] = list(params)
+        else:
+            where.add(clause, *params)
+        if _count(con, where) == 0:
+            return [
+                f"no runs match: the filter {label} left nothing{_held(con, before, dimension)}"
+            ]
+    if query.verb not in PAIR_VERBS:
+        return ["no rows"]
+    return [_no_pairs(con, query, where, options)]
+
+
+_Step = tuple[str, str, tuple[Any, ...], str]
+# what to list when a step empties the result: the values its dimension takes before it
+_GPU_LABEL = "concat_ws(' ', gpu, form_factor)"
+# steps that are observations_for's arguments rather than WHERE clauses
+_SCOPE_SLOTS = {"kernel": 0, "environment": 1, "pass": 2}
+
+
+def _filter_steps(query: Query) -> list[_Step]:
+    step: _Step
+    if query.verb == "memory":
+        step = ("metric memory", "metric = ? AND status = 'passed'", ("memory",), "metric")
+    elif query.verb in PAIR_VERBS:
+        # speedups pair every metric in a time unit: latency, GPU MODE's score (s), ...
+        clause = "kindex_time_unit_ns(unit) IS NOT NULL AND status = 'passed'"
+        step = ("a passed run of a metric in a time unit (ns, us, ms, s)", clause, (), "metric")
+    else:
+        step = ("metric latency", "metric = ? AND status = 'passed'", ("latency",), "metric")
+    steps: list[_Step] = [step]
+    if query.kernels:
+        label = f"kernel {' '.join(query.kernel_words)}"
+        steps.append((label, "kernel", query.kernels, "kernel"))
+    if query.environments:
+        label = f"gpu {' '.join(query.gpu_words)}"
+        steps.append((label, "environment", query.environments, _GPU_LABEL))
+    if query.passes:
+        label = f"pass {' '.join(query.passes)}"
+        steps.append((label, "pass", query.passes, "pass"))
+    for shape in query.shape_filters:
+        sub = Where()
+        shape_clause(sub, shape)
+        steps.append((f"shape {shape}", sub.clauses[0], tuple(sub.params), "shape"))
+    return steps
+
+
+def _held(con: duckdb.DuckDBPyConnection, before: Where, dimension: str) -> str:
+    """'; before it the runs have gpu: NVIDIA A100 SXM4-80GB, ...' (at most 12 values)."""
+    source, params = before.observations()
+    sql = f"SELECT DISTINCT {dimension} AS v {source}"  # dimension: fixed list above
+    values = [str(r[0]) for r in con.execute(sql + " ORDER BY v LIMIT 13", params).fetchall()]
+    if not values:
+        return ""
+    shown = ", ".join(values[:12]) + (", ..." if len(values) > 12 else "")
+    name = "gpu" if dimension == _GPU_LABEL else dimension
+    return f" (the runs before it have {name}: {shown})"
+
+
+def _count(con: duckdb.DuckDBPyConnection, where: Where) -> int:
+    source, params = where.observations()
+    row = con.execute(f"SELECT count(*) {source}", params).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _no_pairs(con: duckdb.DuckDBPyConnection, query: Query, where: Where, options: Options) -> str:
+    """'the lake holds a liger jsd backward run on NVIDIA B200 but no comparable baseline'."""
+    source, params = where.observations()
+    sql = f"SELECT provider, kernel, pass, gpu, count(*) {source} GROUP BY ALL ORDER BY ALL"
+    groups = con.execute(sql, params).fetchall()
+    if query.candidate:
+        candidate = query.candidate
+        held = [g for g in groups if in_family(g[0], candidate)]
+    else:  # every implementation is a candidate against the cell's baseline
+        candidate, held = "candidate", groups
+    if not held:
+        others = sorted({g[0] for g in groups})
+        return (
+            f"no comparable runs: the matching runs hold no {candidate} implementation "
+            f"(implementations: {', '.join(others)})"
+        )
+    baseline = query.baseline or "baseline"
+    parts = [
+        f"{_count_runs(n)} {p} {k} {ps or NO_PASS + ' pass'} {_runs(n)} on {gpu}"
+        for p, k, ps, gpu, n in held[:12]
+    ]
+    if len(held) > 12:
+        parts.append(f"{len(held) - 12} more groups")
+    text = f"no comparable runs: the lake holds {'; '.join(parts)} but no comparable {baseline}"
+    text += " (same kernel, pass, workload, environment, protocol, metric and statistic)"
+    if options.version is not None:
+        text += f" labelled version {options.version}"
+    return text
+
+
+def _count_runs(n: int) -> str:
+    return "a" if n == 1 else str(n)
+
+
+def _runs(n: int) -> str:
+    return "run" if n == 1 else "runs"

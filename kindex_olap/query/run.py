@@ -1,0 +1,157 @@
+"""Running shorthand queries: parse, route by verb (history verbs to query/history.py, the
+others through their compiled SQL), run, and say which baseline answered; `kindex check` too."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from kindex_olap.errors import QueryError, from_duckdb
+from kindex_olap.query import noise
+from kindex_olap.query.compile import Compiled, Options, compile_query, scope_arguments, where_of
+from kindex_olap.query.engine import connect, snapshot_of
+from kindex_olap.query.explain import explain_empty
+from kindex_olap.query.shorthand import Query, Vocabulary, parse
+from kindex_olap.query.verbs import HISTORY_VERBS, NOISE_VERBS, PAIR_VERBS
+from kindex_olap.query.vocabulary import load_vocabulary
+
+if TYPE_CHECKING:
+    from kindex_olap.query.gate import Accepted, CheckResult
+    from kindex_olap.query.history import HistoryOptions
+    from kindex_olap.query.steps import Rules
+
+
+@dataclass
+class QueryResult:
+    """What a query returned: column names, rows, the SQL it ran, and notes for stderr."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    sql: str
+    params: tuple[Any, ...]
+    diagnostics: list[str] = field(default_factory=list)
+    # the shorthand's verb ('runs serving' for serving runs); None for `kindex sql`
+    verb: str | None = None
+
+
+def run_query(
+    text: str,
+    lake: str | os.PathLike[str] | None = None,
+    options: Options = Options(),
+    con: duckdb.DuckDBPyConnection | None = None,
+    as_of: str | None = None,
+    vocab: Vocabulary | None = None,
+) -> QueryResult:
+    """Parse, compile and run shorthand `text` (over the lake commit `as_of` names, if given);
+    explain an empty result in diagnostics. `con` and `vocab`: an open connection and its
+    lake's vocabulary (a warm session, kindex_olap.query.session)."""
+    own = con is None
+    con = con or connect(lake, as_of=as_of)
+    try:
+        vocab = vocab or load_vocabulary(con)
+        query = parse(text, vocab)
+        if query.verb in HISTORY_VERBS:
+            return _history(con, query, options)
+        compiled = compile_query(query, options)
+        if query.verb in NOISE_VERBS:
+            noise.materialize(con, scope_arguments(query)[1])
+        result = execute(con, compiled)
+        result.verb = "runs serving" if query.serving else query.verb
+        result.diagnostics.extend(_notes(query, result, vocab))
+        if not result.rows:
+            result.diagnostics.extend(explain_empty(con, query, options, vocab))
+        return result
+    finally:
+        if own:
+            con.close()
+
+
+def _history_options(options: Options, rules: Rules | None = None) -> HistoryOptions:
+    from kindex_olap.query.history import HistoryOptions
+    from kindex_olap.query.steps import Rules
+
+    rules = rules or Rules(threshold=options.threshold, q_level=options.q_level)
+    return HistoryOptions(by=options.by, all_branches=options.all_branches, rules=rules)
+
+
+def _history(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> QueryResult:
+    from kindex_olap.query.history import answer
+
+    if query.baseline:
+        raise QueryError(
+            f"`{query.verb}` pairs each run with its cell's baseline; name one implementation "
+            "(e.g. liger), not `A vs B`"
+        )
+    where = where_of(query, options, scope=True)
+    table = answer(con, query.verb, where.clauses, where.params, _history_options(options))
+    return QueryResult(
+        table.columns, table.rows, "(history: sql/views/history.sql, sql/views/history_points.sql)",
+        tuple(where.params), table.notes, verb=query.verb,
+    )  # fmt: skip
+
+
+def run_check(
+    filters: str,
+    lake: str | os.PathLike[str] | None = None,
+    since: str | None = None,
+    options: Options = Options(),
+    rules: Rules | None = None,
+    accept: tuple[Accepted, ...] = (),
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> CheckResult:
+    """`kindex check [filters]`: the steps into what is new (query/gate.py), each judged with
+    the whole lake. `con`: an open connection over the lake's newest commit (benchmarks)."""
+    from kindex_olap.query.gate import check
+
+    snapshot = snapshot_of(lake)
+    own = con is None
+    # the lake commit the check reports, read even if an ingest commits meanwhile
+    con = con or connect(lake, as_of=str(snapshot.id) if snapshot.id else None)
+    try:
+        query = parse(f"regressions {filters}", load_vocabulary(con))
+        if query.baseline:
+            raise QueryError("`kindex check` pairs each run with its cell's baseline: no `A vs B`")
+        where = where_of(query, options, scope=True)
+        history = _history_options(options, rules)
+        return check(con, snapshot, where.clauses, where.params, since, history, accept)
+    finally:
+        if own:
+            con.close()
+
+
+def execute(con: duckdb.DuckDBPyConnection, compiled: Compiled) -> QueryResult:
+    try:
+        cursor = con.execute(compiled.sql, list(compiled.params))
+        rows = cursor.fetchall()
+        columns = [d[0] for d in cursor.description or []]
+    except duckdb.Error as e:
+        raise from_duckdb(e, "query failed") from e
+    return QueryResult(columns, rows, compiled.sql, compiled.params)
+
+
+def _notes(query: Query, result: QueryResult, vocab: Vocabulary) -> list[str]:
+    """Say which baseline was used, and by which rule, when the user did not name one."""
+    if query.verb not in PAIR_VERBS or query.baseline or not result.rows:
+        return []
+    index = result.columns.index("baseline")
+    rule = result.columns.index("baseline_rule")
+    reference = sorted({row[index] for row in result.rows if "reference" in (row[rule] or "")})
+    fastest = any("fastest" in (row[rule] or "") for row in result.rows)
+    notes = []
+    if reference:
+        notes.append(
+            # a person reads this: it names the rule, not the file that holds it
+            f"baseline: {', '.join(reference)} (each cell's reference implementation: torch, "
+            "else huggingface, else the next reference kindex knows)"
+        )
+    if fastest:
+        smallest = "smallest" if query.verb == "memory" else "fastest"
+        notes.append(
+            f"baseline: each cell's {smallest} implementation (no reference implementation "
+            "in these cells)"
+        )
+    notes.append("name a baseline with `A vs B`")
+    return notes
