@@ -160,7 +160,7 @@ CREATE TABLE rejects (
     source_file VARCHAR,
     line        BIGINT,   -- 1-based line of a JSONL document; NULL for whole-file documents
     reason      VARCHAR,
-    text        VARCHAR,  -- the document as read, cut to its first MiB
+    text        VARCHAR,  -- the document as read, cut to its first 64 KiB (KEEP_REJECTED_BYTES)
     rejected_at TIMESTAMP
 );
 
