@@ -404,6 +404,10 @@ def test_sql_cannot_read_the_temp_directory(
 
 
 def test_liger_names_that_cannot_name_a_run_are_skipped(tmp_path: Path) -> None:
+    """On rows of the real CSV: a kernel name with '/' is not split into kernel and pass, and a
+    name over its limit is a skip the summary counts (before: bundles that ingest rejected while
+    the importer said "skipped: none"); names at the limits, on the row with the longest
+    workload, make bundles that ingest takes whole."""
     import csv
     import io
 
@@ -411,19 +415,36 @@ def test_liger_names_that_cannot_name_a_run_are_skipped(tmp_path: Path) -> None:
 
     text = liger_csv("all_benchmark_data.csv").read_text(encoding="utf-8")
     rows = list(csv.DictReader(io.StringIO(text)))
-    good = next(r for r in rows if r["kernel_name"] == "jsd")
+    longest = max(rows, key=lambda r: len(r["extra_benchmark_config_str"] + r["gpu_name"]))
+    at_limits = [
+        {**longest, "kernel_name": "k" * 80},
+        {**longest, "kernel_name": "k" * 80, "kernel_provider": "p" * 60},
+    ]
     bad = [
-        {**good, "kernel_name": "jsd/evil"},
-        {**good, "kernel_name": "k" * 300},
-        {**good, "kernel_provider": "liger\x1b[2J"},
+        {**longest, "kernel_name": "jsd/evil"},
+        {**longest, "kernel_provider": "liger/evil"},
+        {**longest, "kernel_name": "k" * 81},
+        {**longest, "kernel_name": "k" * 300},
+        {**longest, "kernel_provider": "p" * 61},
+        {**longest, "kernel_provider": "liger\x1b[2J"},
     ]
     path = tmp_path / "all_benchmark_data.csv"
     with path.open("w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=list(good))
+        writer = csv.DictWriter(out, fieldnames=list(longest))
         writer.writeheader()
-        writer.writerows([good, *bad])
+        writer.writerows([longest, *at_limits, *bad])
+    lake = tmp_path / "lake"
     result = CliRunner().invoke(
-        app, ["import", "liger", str(path), "--no-ingest", "--raw", str(tmp_path / "raw")]
+        app, ["import", "liger", str(path), "--raw", str(tmp_path / "raw"), "--lake", str(lake)]
     )
     assert result.exit_code == 0, result.output
-    assert "bad_name 3" in result.stderr
+    assert "skipped: bad_name 6" in result.stderr and "skipped: none" not in result.stderr
+    assert "0 rejected" in result.stderr, result.stderr
+    names = CliRunner().invoke(
+        app, ["sql", "SELECT DISTINCT kernel, pass, provider FROM runs", "--lake", str(lake),
+              "--format", "csv"],
+    )  # fmt: skip
+    kernels = {tuple(line.split(",")) for line in names.stdout.splitlines()[1:]}
+    assert {k for k, _, _ in kernels} == {longest["kernel_name"], "k" * 80}
+    assert {p for _, _, p in kernels} == {longest["kernel_provider"], "p" * 60}
+    assert {p for _, p, _ in kernels} == {longest["kernel_operation_mode"]}
