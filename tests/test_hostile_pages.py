@@ -31,7 +31,9 @@ pytestmark = pytest.mark.browser
 # element the page would keep, or are odd rather than active. Names holding a control
 # character are rejects at ingest (the second list); the rest reach the pages.
 PAGE_PAYLOADS = [
-    *PAYLOADS,
+    # (`-->` is left out here: anywhere after `<!--<script>` on one page it ends the escape that
+    # payload opens, and the page would hide the attack; test_hostile draws it on a page alone)
+    *(p for p in PAYLOADS if p != "-->"),
     "<img src=x onerror=window.__pwned=1>",
     "<div id=injected>",
     "</div></section><div id=injected>x</div>",
@@ -113,16 +115,24 @@ def _documents() -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def hostile_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("hostile-pages")
-    (root / "in").mkdir()
-    documents = _documents()
+    ingest([_write(root / "in", _documents())], root / "lake")
+    return root / "lake"
+
+
+def _write(folder: Path, documents: list[dict[str, Any]]) -> Path:
+    folder.mkdir()
     for i, document in enumerate(documents):
-        (root / "in" / f"d{i:03d}.json").write_text(json.dumps(document), encoding="utf-8")
-    report = ingest([root / "in"], root / "lake")
+        (folder / f"d{i:03d}.json").write_text(json.dumps(document), encoding="utf-8")
+    return folder
+
+
+def test_names_with_control_characters_are_rejects(tmp_path: Path) -> None:
+    documents = _documents()
+    report = ingest([_write(tmp_path / "in", documents)], tmp_path / "lake")
     control = re.compile("[\x00-\x1f\x7f-\x9f]")
     runs = [d for d in documents if "run" in d]
-    assert report.rejected == sum(bool(control.search(_names(d))) for d in runs)
+    assert report.rejected == sum(bool(control.search(_names(d))) for d in runs) > 0
     assert report.runs_added == len(runs) - report.rejected
-    return root / "lake"
 
 
 def _names(bundle: dict[str, Any]) -> str:
