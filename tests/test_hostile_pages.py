@@ -169,12 +169,13 @@ def _inspect(path: Path, draw: str) -> dict[str, Any]:
 
 
 # Every chart element, scrolled into view one by one (the report draws charts as they come
-# near the viewport), waited for until its SVG holds marks: [id, marks] per chart.
+# near the viewport), waited for until its SVG holds marks, 60 s for all of them (a page whose
+# chart script never ran answers in a minute): [id, marks] per chart.
 DRAW_REPORT = """async () => {
-  const out = [];
+  const out = [], end = Date.now() + 60000;
   for (const el of document.querySelectorAll('.chart')) {
     el.scrollIntoView();
-    for (let t = 0; t < 200 && el.dataset.rendered !== '1'; t++)
+    while (Date.now() < end && el.dataset.rendered !== '1')
       await new Promise(r => setTimeout(r, 50));
     out.push([el.id, el.querySelectorAll('svg .role-mark > *').length]);
   }
@@ -182,7 +183,7 @@ DRAW_REPORT = """async () => {
 }"""
 DRAW_PLOT = """async () => {
   const el = document.querySelector('#chart');
-  for (let t = 0; t < 200 && !el.querySelector('svg .role-mark'); t++)
+  for (let t = 0; t < 400 && !el.querySelector('svg .role-mark'); t++)
     await new Promise(r => setTimeout(r, 50));
   return [[el.id, el.querySelectorAll('svg .role-mark > *').length]];
 }"""
