@@ -45,8 +45,7 @@ def x_axis(data: list[dict[str, Any]], panel: str | None = None) -> tuple[dict[s
     if any(x is None for x, _, _ in chosen):  # some panel has no numeric axis: shapes as labels
         for d in data:
             d["_x"], d["_split"] = d.get("shape") or "", ""
-        order = list(dict.fromkeys(d["_x"] for d in data))
-        return {"field": "_x", "type": "ordinal", "title": "shape", "sort": order}, ""
+        return ordinal_x(data, "shape"), ""
     names = list(dict.fromkeys(str(x) for x, _, _ in chosen))
     xs = sorted({d["_x"] for d in data})
     scale = {"type": "log", "base": 2} if xs[-1] >= 8 * xs[0] > 0 else {"zero": False}
@@ -54,6 +53,18 @@ def x_axis(data: list[dict[str, Any]], panel: str | None = None) -> tuple[dict[s
     encoding = {"field": "_x", "type": "quantitative", "title": " / ".join(names)}
     constant = {c for _, c, _ in chosen}
     return {**encoding, "scale": scale, "axis": axis}, " | ".join(sorted(c for c in constant if c))
+
+
+def ordinal_x(data: list[dict[str, Any]], title: str) -> dict[str, Any]:
+    """An ordinal x over `_x`, in the order the records first give it. The order travels as a
+    number on each record (`_x_order`), never as a list of names: Vega-Lite compiles a sort
+    list into an expression, and its parser refuses a name holding U+2028 or U+2029, so that
+    chart would draw nothing (issue 26)."""
+    order: dict[Any, int] = {}
+    for d in data:
+        d["_x_order"] = order.setdefault(d["_x"], len(order))
+    sort = {"field": "_x_order", "op": "min"}
+    return {"field": "_x", "type": "ordinal", "title": title, "sort": sort}
 
 
 def _panel_x(data: list[dict[str, Any]]) -> tuple[str | None, str, list[str]]:

@@ -25,6 +25,7 @@ from kindex_olap.doors.axes import (
     facet,
     gpu_label,
     line_label,
+    ordinal_x,
     panels,
     titled,
     varying,
@@ -249,7 +250,6 @@ def _history_x(data: list[dict[str, Any]]) -> dict[str, Any]:
     """Set `_gpu`, `_line`, `_x` and `_flag` on every record; the x encoding (run dates with
     --by run, else versions in the order given)."""
     by_run = "observed_at" in data[0]
-    order: list[str] = []
     for d in data:
         d["_gpu"] = gpu_label(d)
         d["_line"] = " · ".join(str(d[k]) for k in ("implementation", "shape") if d.get(k))
@@ -257,11 +257,9 @@ def _history_x(data: list[dict[str, Any]]) -> dict[str, Any]:
         d["_flag"] = next(
             (v for v in (d.get("verdict"), d.get("speedup_verdict")) if v in _FLAGGED), "none"
         )
-        if not by_run and d["_x"] not in order:
-            order.append(d["_x"])
     if by_run:
         return {"field": "_x", "type": "temporal", "title": "observed"}
-    return {"field": "_x", "type": "ordinal", "title": "version", "sort": order}
+    return ordinal_x(data, "version")
 
 
 def _history_panel(

@@ -1,10 +1,12 @@
 """Analyst-ready exports: denormalized, sorted, zstd Parquet (or CSV) plus a data dictionary.
 
-`export(out)` writes `speedups.parquet` (every comparable pair, ratios and verdicts) and
-`runs.parquet` (every run with its central value and p20/p80), each with GPU, kernel, pass,
-shape, implementation names and one `axis_<name>` column per workload axis, and `README.md`
-describing every column and the comparability rule. A shorthand query (as in `kindex query`)
-narrows both files to what it selects.
+`export(out)` writes `speedups.parquet` (every comparable pair: ratio, the runs' own and the
+noise-widened interval, noise and its source, verdict, evidence and the runs behind each side)
+and `runs.parquet` (every run with its central value, p20/p80 and sample count): every column of
+the views `speedups` and `observed_values` as DuckDB describes them, the workload axes map as
+one `axis_<name>` column per axis, and `README.md` describing every column (types from DuckDB,
+meanings from COLUMNS, the one table of them) and the comparability rule. A shorthand query (as
+in `kindex query`) narrows both files to what it selects.
 
 Files are written with DuckDB relation methods (`write_parquet`, `write_csv`): no path is ever
 formatted into SQL. Rows are sorted by kernel, then GPU, so that Parquet row-group statistics
@@ -40,8 +42,12 @@ class ExportFormat(enum.StrEnum):
     csv = "csv"
 
 
-# name -> (unit, meaning). The export selects exactly these columns, so each is documented.
-_SHARED: dict[str, tuple[str, str]] = {
+# The data dictionary: (unit, meaning) of every column the exported views define, kept here
+# and nowhere else. An export writes the view's columns as DuckDB describes them (names, types,
+# order), less LEFT_OUT; a test fails when a view gains a column this table does not describe,
+# or when an entry here names no exported column.
+COLUMNS: dict[str, tuple[str, str]] = {
+    # both files
     "kernel": ("", "Kernel (operation) name, e.g. jsd, cross_entropy"),
     "operation_family": ("", "Family of the operation (e.g. rmsnorm), when the spec names one"),
     "pass": ("", "Pass measured: forward, backward or full"),
@@ -59,53 +65,93 @@ _SHARED: dict[str, tuple[str, str]] = {
     "workload_digest": ("", "sha256 of the workload spec (shape, dtypes, axes)"),
     "environment_digest": ("", "sha256 of the environment spec"),
     "protocol_digest": ("", "sha256 of the measurement protocol spec"),
-}
-_SPEEDUPS: dict[str, tuple[str, str]] = {
+    # speedups
     "pairing": ("", "'latest': newest run of each side; 'same_version': runs of one version"),
-    **_SHARED,
     "candidate": ("", "Provider of the candidate implementation, e.g. liger"),
     "baseline": ("", "Provider of the baseline implementation, e.g. torch"),
     "candidate_name": ("", "Display name of the candidate implementation"),
     "baseline_name": ("", "Display name of the baseline implementation"),
     "baseline_is_reference": ("", "True when the baseline is the cell's reference (torch, ...)"),
+    "baseline_rule": (
+        "",
+        "Why the baseline is its cell's default: 'reference' (a reference implementation), "
+        "'fastest' (no reference in the cell: its fastest implementation), empty: it is not",
+    ),
+    "default_candidate": (
+        "",
+        "True when kindex query compares this candidate by default (liger where the cell holds "
+        "Liger, else every implementation)",
+    ),
     "candidate_version": ("", "Version label of the candidate run"),
     "baseline_version": ("", "Version label of the baseline run"),
     "candidate_observed_at": ("UTC", "When the candidate run was measured"),
     "baseline_observed_at": ("UTC", "When the baseline run was measured"),
     "latest_in_version": ("", "Both runs are the newest of their side within that version"),
+    "candidate_runs": (
+        "runs",
+        "Runs behind the candidate side: its version's runs in its series when it is the "
+        "series' newest run (replicates), else 1",
+    ),
+    "baseline_runs": ("runs", "Runs behind the baseline side, as candidate_runs"),
+    "candidate_samples": ("calls", "Timed calls of the candidate run (empty when unpublished)"),
+    "baseline_samples": ("calls", "Timed calls of the baseline run (empty when unpublished)"),
     "candidate_run_id": ("", "run_id of the candidate run (join to runs.run_id)"),
     "baseline_run_id": ("", "run_id of the baseline run (join to runs.run_id)"),
     "speedup": ("ratio", "baseline_ns / candidate_ns: > 1 means the candidate is faster"),
-    "speedup_lo": ("ratio", "Conservative low end: baseline p20 / candidate p80"),
-    "speedup_hi": ("ratio", "Conservative high end: baseline p80 / candidate p20"),
-    "verdict": ("", "faster (lo > 1), slower (hi < 1), else within noise"),
-    "candidate_ns": ("ns", "Candidate's median latency"),
-    "baseline_ns": ("ns", "Baseline's median latency"),
-}
-_RUNS: dict[str, tuple[str, str]] = {
+    "run_speedup_lo": ("ratio", "The runs' own low end: baseline p20 / candidate p80"),
+    "run_speedup_hi": ("ratio", "The runs' own high end: baseline p80 / candidate p20"),
+    "noise": (
+        "fraction",
+        "Run-to-run noise of the pair (both sides' noise combined; 0.05: 5 %) that widens "
+        "run_speedup_lo/hi into speedup_lo/hi",
+    ),
+    "noise_source": (
+        "",
+        "Where each side's noise comes from: 'spread' (its replicates), else its GPU and "
+        "latency class's floor ('replicates', 'same label', 'default', ...); 'a/b' when the "
+        "sides differ",
+    ),
+    "speedup_lo": ("ratio", "Low end of the interval: run_speedup_lo / (1 + noise)"),
+    "speedup_hi": ("ratio", "High end of the interval: run_speedup_hi * (1 + noise)"),
+    "verdict": ("", "faster (speedup_lo > 1), slower (speedup_hi < 1), else within noise"),
+    "evidence": (
+        "",
+        "What the interval stands on where it matters: 'single timing' (a side timed once), "
+        "'replicates N vs M'; empty otherwise",
+    ),
+    "candidate_ns": ("ns", "Candidate's central value (time units converted to ns)"),
+    "baseline_ns": ("ns", "Baseline's central value (time units converted to ns)"),
+    # runs
     "run_id": ("", "sha256 of the canonical run document: the run's identity"),
-    **_SHARED,
     "provider": ("", "Provider of the implementation, e.g. liger, torch"),
     "implementation": ("", "Display name of the implementation"),
     "implementation_digest": ("", "sha256 of the implementation spec"),
+    "run_provider": (
+        "",
+        "The run's own provider label (differs from provider where one implementation digest "
+        "carries several labels)",
+    ),
     "version": ("", "Version label of the run (e.g. the Liger release)"),
     "observed_at": ("UTC", "When the run was measured"),
     "status": ("", "passed, or why the run failed; only passed runs are paired"),
     "source": ("", "Where the run came from, e.g. liger"),
+    "samples": ("calls", "Timed calls behind the run's statistics (empty when unpublished)"),
     "value": ("see unit", "Central value of the primary statistic (median latency in ns, ...)"),
     "p20": ("see unit", "20th percentile (empty when not published)"),
     "p80": ("see unit", "80th percentile (empty when not published)"),
 }
+UNDESCRIBED = ("", "(not described yet)")
+# Columns of the views that are not exported as they are, and why.
+LEFT_OUT = {"axes": "a MAP: exported as one axis_<name> column per workload axis"}
 
 
 @dataclass(frozen=True)
 class _Spec:
-    """One exported file: its view, the shorthand verb its filters follow, columns, order."""
+    """One exported file: its view, the shorthand verb its filters follow, order."""
 
     name: str
     view: str
     verb: str
-    columns: dict[str, tuple[str, str]]
     order: str
     description: str
 
@@ -115,7 +161,6 @@ _FILES = (
         "speedups",
         "speedups",
         "speedup",
-        _SPEEDUPS,
         "kernel, gpu, pass, environment, shape, candidate, baseline, pairing, "
         "candidate_observed_at, baseline_observed_at",
         "One row per ordered pair of comparable latency runs (candidate vs baseline).",
@@ -124,7 +169,6 @@ _FILES = (
         "runs",
         "observed_values",
         "runs",
-        _RUNS,
         "kernel, gpu, pass, environment, shape, provider, metric, observed_at, run_id",
         "One row per run, whatever its metric and status.",
     ),
@@ -217,13 +261,19 @@ def _export_one(
 ) -> ExportedFile:
     _select_rows(con, spec, query, options)
     axes = _axes(con)
-    names = [quote_identifier(c) for c in spec.columns]
+    names = [quote_identifier(c) for c in view_columns(con, spec.view)]
     names += [f"axes[?] AS {quote_identifier(column)}" for column, _ in axes]
     sql = f"SELECT {', '.join(names)} FROM kindex_selection ORDER BY {spec.order}"
     relation = con.sql(sql, params=[axis for _, axis in axes])
     path = folder / f"{spec.name}.{fmt.value}"
     _write(relation, path, fmt)
-    return ExportedFile(path, _count(con), _dictionary(relation, spec, axes), spec.description)
+    return ExportedFile(path, _count(con), _dictionary(relation, axes), spec.description)
+
+
+def view_columns(con: duckdb.DuckDBPyConnection, view: str) -> list[str]:
+    """The exported columns of `view`: those DuckDB describes, in its order, less LEFT_OUT."""
+    described = con.execute(f"DESCRIBE {quote_identifier(view)}").fetchall()
+    return [row[0] for row in described if row[0] not in LEFT_OUT]
 
 
 def _select_rows(
@@ -271,13 +321,15 @@ def _write(relation: duckdb.DuckDBPyRelation, path: Path, fmt: ExportFormat) -> 
 
 
 def _dictionary(
-    relation: duckdb.DuckDBPyRelation, spec: _Spec, axes: list[tuple[str, str]]
+    relation: duckdb.DuckDBPyRelation, axes: list[tuple[str, str]]
 ) -> list[tuple[str, str, str, str]]:
-    meanings = dict(spec.columns)
+    """(name, DuckDB type, unit, meaning) per written column: the types as DuckDB wrote them,
+    the meanings from COLUMNS (a column it lacks is said to be undescribed; a test fails then)."""
+    meanings = dict(COLUMNS)
     for column, axis in axes:
         meanings[column] = ("", f"Workload axis {axis!r} (empty when the workload has none)")
     return [
-        (name, str(kind), *meanings[name])
+        (name, str(kind), *meanings.get(name, UNDESCRIBED))
         for name, kind in zip(relation.columns, relation.types, strict=True)
     ]
 

@@ -88,13 +88,18 @@ def _open(request: str | urllib.request.Request) -> Any:
 
 def _copy(response: IO[bytes], write: Callable[[bytes], Any]) -> None:
     """The body in pieces as they arrive, checking the deadline between them; a body shorter
-    than its Content-Length is an error (http.client.IncompleteRead, not an OSError)."""
+    than its Content-Length is an error (an OSError, so it is retried, then one line)."""
     try:
         while piece := response.read1(1 << 20):  # type: ignore[attr-defined]
             write(piece)
             _left()
     except http.client.HTTPException as e:
         raise urllib.error.URLError(f"the answer broke off: {e!r}") from e
+    # read1 raises nothing when the connection closes early: it returns b'' and leaves the
+    # bytes still expected in `length` (None: no Content-Length, or not an HTTP answer)
+    missing = getattr(response, "length", None)
+    if missing:
+        raise urllib.error.URLError(f"the answer broke off: {missing} bytes short of its length")
 
 
 def _with_retries(url: str, action: Callable[[], T], pause_s: float) -> T:

@@ -67,7 +67,7 @@ def local_copy(source: str) -> Iterator[Path]:
         try:
             download(source, target)
         except OSError as e:
-            raise SourceError(f"cannot download {source}: {e}") from e
+            raise SourceError(f"cannot download {source} ({getattr(e, 'reason', e)})") from e
         yield target
 
 
