@@ -218,3 +218,138 @@ CREATE TABLE serving_runs (
     spec_json             VARCHAR,
     ingested_at           TIMESTAMP
 );
+
+-- Layers (issue 21): what the verdicts need that depends only on the runs of one series or
+-- environment, computed once per lake commit by kindex_olap.layers from the views of the same
+-- name (sql/views/noise.sql) and written by the same lake commit as the runs they come from.
+-- An ingest recomputes the environments it touched (the tables are partitioned by
+-- environment_digest) and the noise floors whole; verdicts, widened intervals and q-values are
+-- computed from them at read time. A lake commit that records no layer (a lake written before
+-- them) is read with the same views computed live.
+
+-- run_code_for: the code each passed run measured.
+CREATE TABLE layer_run_code (
+    run_id             VARCHAR NOT NULL,
+    environment_digest VARCHAR,
+    declared_code      VARCHAR,  -- label kindex_code, else git commit, else kindex_invocation
+    code_key           VARCHAR   -- version @ code (or invocation number): same key, same code
+);
+
+-- replicate_pairs_for: neighbouring runs of one series under one version label.
+CREATE TABLE layer_replicate_pairs (
+    kernel                VARCHAR,
+    pass                  VARCHAR,
+    provider              VARCHAR,
+    version               VARCHAR,
+    metric                VARCHAR,
+    statistic             VARCHAR,
+    unit                  VARCHAR,
+    workload_digest       VARCHAR,
+    environment_digest    VARCHAR,
+    protocol_digest       VARCHAR,
+    implementation_digest VARCHAR,
+    previous_run_id       VARCHAR,
+    run_id                VARCHAR,
+    previous_observed_at  TIMESTAMP,
+    observed_at           TIMESTAMP,
+    previous_ns           DOUBLE,
+    ns                    DOUBLE,
+    previous_p20_ns       DOUBLE,
+    previous_p80_ns       DOUBLE,
+    p20_ns                DOUBLE,
+    p80_ns                DOUBLE,
+    same_code             BOOLEAN,
+    log_change            DOUBLE,
+    class_rank            INTEGER
+);
+
+-- replicate_spread_for: the newest run of each series and the spread of its code's runs.
+CREATE TABLE layer_replicate_spread (
+    environment_digest VARCHAR,
+    run_id             VARCHAR,
+    runs               BIGINT,
+    lowest_ns          DOUBLE,
+    highest_ns         DOUBLE
+);
+
+-- noise_model_for(NULL): the floors per environment and latency class (a few rows per GPU;
+-- recomputed whole by every lake commit: pooled floors depend on every environment).
+CREATE TABLE layer_noise_model (
+    environment_digest VARCHAR,
+    gpu                VARCHAR,
+    form_factor        VARCHAR,
+    environment        VARCHAR,
+    class_rank         INTEGER,
+    latency_class      VARCHAR,
+    lower_ns           DOUBLE,
+    upper_ns           DOUBLE,
+    pairs              BIGINT,
+    measured_floor     DOUBLE,
+    median_change      DOUBLE,
+    pooled_pairs       BIGINT,
+    pooled_floor       DOUBLE,
+    label_pairs        BIGINT,
+    label_floor        DOUBLE,
+    floor              DOUBLE,
+    source             VARCHAR
+);
+
+-- pair_rows_for: every comparable pair of runs of a cell (pairing latest and same_version), with
+-- each side's noise inputs; the noise itself reads the floors at read time (views.sql
+-- comparable_pairs_for).
+CREATE TABLE layer_pairs (
+    pairing                 VARCHAR,
+    kernel                  VARCHAR,
+    operation_family        VARCHAR,
+    pass                    VARCHAR,
+    gpu                     VARCHAR,
+    form_factor             VARCHAR,
+    gpu_arch                VARCHAR,
+    environment             VARCHAR,
+    protocol_family         VARCHAR,
+    timer                   VARCHAR,
+    metric                  VARCHAR,
+    statistic               VARCHAR,
+    unit                    VARCHAR,
+    shape                   VARCHAR,
+    dtype                   VARCHAR,
+    axes                    MAP(VARCHAR, DOUBLE),
+    candidate               VARCHAR,
+    baseline                VARCHAR,
+    candidate_name          VARCHAR,
+    baseline_name           VARCHAR,
+    baseline_is_reference   BOOLEAN,
+    baseline_rule           VARCHAR,
+    candidate_value         DOUBLE,
+    candidate_p20           DOUBLE,
+    candidate_p80           DOUBLE,
+    baseline_value          DOUBLE,
+    baseline_p20            DOUBLE,
+    baseline_p80            DOUBLE,
+    candidate_version       VARCHAR,
+    baseline_version        VARCHAR,
+    candidate_observed_at   TIMESTAMP,
+    baseline_observed_at    TIMESTAMP,
+    latest_in_version       BOOLEAN,
+    candidate_runs          BIGINT,
+    baseline_runs           BIGINT,
+    candidate_samples       BIGINT,
+    baseline_samples        BIGINT,
+    candidate_single_timing BOOLEAN,
+    baseline_single_timing  BOOLEAN,
+    workload_digest         VARCHAR,
+    environment_digest      VARCHAR,
+    protocol_digest         VARCHAR,
+    candidate_run_id        VARCHAR,
+    baseline_run_id         VARCHAR,
+    candidate_noise_ns      DOUBLE,
+    candidate_class_rank    INTEGER,
+    candidate_spread_runs   BIGINT,
+    candidate_lowest_ns     DOUBLE,
+    candidate_highest_ns    DOUBLE,
+    baseline_noise_ns       DOUBLE,
+    baseline_class_rank     INTEGER,
+    baseline_spread_runs    BIGINT,
+    baseline_lowest_ns      DOUBLE,
+    baseline_highest_ns     DOUBLE
+);
