@@ -77,11 +77,6 @@ COLUMNS: dict[str, tuple[str, str]] = {
         "Why the baseline is its cell's default: 'reference' (a reference implementation), "
         "'fastest' (no reference in the cell: its fastest implementation), empty: it is not",
     ),
-    "default_candidate": (
-        "",
-        "True when kindex query compares this candidate by default (liger where the cell holds "
-        "Liger, else every implementation)",
-    ),
     "candidate_version": ("", "Version label of the candidate run"),
     "baseline_version": ("", "Version label of the baseline run"),
     "candidate_observed_at": ("UTC", "When the candidate run was measured"),
