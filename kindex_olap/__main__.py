@@ -1,5 +1,5 @@
 """`python -m kindex_olap` runs the kindex CLI."""
 
-from kindex_olap.cli.app import app
+from kindex_olap.cli.fast import main
 
-app()
+main()

@@ -60,8 +60,10 @@ def query(
     (forward/fwd, backward/bwd, full; KernelIndex runs state none: shown as unspecified),
     `A vs B` (candidate vs baseline), shape filters (vocab=128256, tokens>=4096, dtype=bf16).
 
-    Default pairs: liger vs each cell's reference implementation (torch, else huggingface,
-    ...); in cells with no reference (leaderboards) every implementation vs the cell's fastest.
+    Default pairs: every implementation of a cell (liger_triton, liger_cutedsl, ... each in
+    its own rows) vs the cell's reference implementation (torch, else huggingface, ...); in
+    cells with no reference (leaderboards) vs the cell's fastest. A family name (liger) selects
+    every member of the family.
     The baseline and its rule are named on stderr. speedup covers every metric in a time unit
     (latency; GPU MODE's score, in s), within one metric and statistic.
     `runs serving` lists the serving runs (MLPerf), kept apart from kernel runs.

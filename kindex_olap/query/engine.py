@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -71,22 +72,63 @@ def table_views(snapshot: Snapshot) -> str:
     return "".join(f"{_table_view(table, snapshot)};\n\n" for table in TABLES)
 
 
-def define_views(con: duckdb.DuckDBPyConnection, snapshot: Snapshot, live: bool = False) -> None:
+def define_views(
+    con: duckdb.DuckDBPyConnection, snapshot: Snapshot, live: bool = False, lean: bool = False
+) -> None:
     """Set the *_files variables from `snapshot` and create the tables' views, then every view
     of sql/views/views.sql; where the lake commit recorded its layers (and not `live`), the
     noise model's views read them (sql/views/layers.sql) instead of computing them."""
     set_files(con, {table: snapshot.files(table) for table in TABLES})
     for table in TABLES:
         con.execute(_table_view(table, snapshot)).fetchall()
-    for statement in view_statements(snapshot, live):
+    for statement in view_statements(snapshot, live, lean):
         con.execute(statement).fetchall()
     con.execute("SET VARIABLE kindex_layers = ?", [snapshot.has_layers and not live]).fetchall()
 
 
-def view_statements(snapshot: Snapshot, live: bool = False) -> list[str]:
-    """The statements that define the views over `snapshot` (its layers' views included)."""
-    layers = statements(LAYER_VIEWS_FILE) if snapshot.has_layers and not live else []
-    return statements(VIEWS_FILE) + layers
+def view_statements(snapshot: Snapshot, live: bool = False, lean: bool = False) -> list[str]:
+    """The statements that define the views over `snapshot` (its layers' views included).
+
+    lean: only what the verbs' table macros read. Creating a view binds its whole query (each
+    Parquet file's footer, every macro below it): over half of a cold `kindex query` when every
+    view of views.sql was created for one question (issue 21). The macros are kept, and the
+    views they read; the views a person queries (speedups, latency, ...) are left out.
+    """
+    views = statements(VIEWS_FILE)
+    if snapshot.has_layers and not live:  # each layer's view or macro in place of the live one
+        layers = {_defined(statement): statement for statement in statements(LAYER_VIEWS_FILE)}
+        views = [layers.get(_defined(statement), statement) for statement in views]
+    if lean:
+        read = _views_macros_read()
+        views = [
+            statement
+            for statement in views
+            if not statement.startswith(_CREATE_VIEW) or _defined(statement) in read
+        ]
+    return views
+
+
+_CREATE_VIEW = "CREATE OR REPLACE VIEW "
+_DEFINED = re.compile(r"CREATE OR REPLACE (?:VIEW|MACRO) (\w+)")
+_STRING = re.compile(r"'[^']*'")
+_WORD = re.compile(r"\b[a-z_]+\b")
+
+
+def _defined(statement: str) -> str | None:
+    match = _DEFINED.match(statement)
+    return match.group(1) if match else None
+
+
+@cache
+def _views_macros_read() -> frozenset[str]:
+    """The views of views.sql that a table macro reads, directly or through another view."""
+    bodies = {_defined(s): _STRING.sub("", s.split(" AS", 1)[-1]) for s in statements(VIEWS_FILE)}
+    views = {_defined(s) for s in statements(VIEWS_FILE) if s.startswith(_CREATE_VIEW)}
+    read = {w for name, body in bodies.items() if name not in views for w in _WORD.findall(body)}
+    read &= views
+    while more := {w for v in read for w in _WORD.findall(bodies[v])} & views - read:
+        read |= more
+    return frozenset(r for r in read if r is not None)
 
 
 def reads_layers(con: duckdb.DuckDBPyConnection) -> bool:
@@ -116,13 +158,15 @@ def connect(
     as_of: str | None = None,
     temp_directory: str | None = None,
     live: bool = False,
+    lean: bool = False,
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with all views over a lake commit (the newest, or the one
     `as_of` names: a lake commit number or a timestamp), spilling to `temp_directory` if given.
 
     read_only=True also locks the connection down: no file access outside the lake, no
     extensions, no configuration changes. live=True computes the noise model's views from the
-    runs even where the lake commit stored them (the layers' tests compare the two).
+    runs even where the lake commit stored them (the layers' tests compare the two). lean=True
+    defines only what the verbs read (view_statements): `kindex query` and `kindex check`.
     """
     snapshot = snapshot_of(lake, as_of)
     config: dict[str, Any] = {"temp_directory": temp_directory} if temp_directory else {}
@@ -132,7 +176,7 @@ def connect(
         # Parquet footers can be cached: every view reference re-binds read_parquet, and at
         # 1M runs the footers cost about half of a warm filtered speedup (docs/performance.md).
         con.execute("SET parquet_metadata_cache = true").fetchall()
-        define_views(con, snapshot, live)
+        define_views(con, snapshot, live, lean)
         if read_only:
             lock_down(con, snapshot.lake)
     except duckdb.Error as e:

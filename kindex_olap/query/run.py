@@ -49,7 +49,7 @@ def run_query(
     explain an empty result in diagnostics. `con` and `vocab`: an open connection and its
     lake's vocabulary (a warm session, kindex_olap.query.session)."""
     own = con is None
-    con = con or connect(lake, as_of=as_of)
+    con = con or connect(lake, as_of=as_of, lean=True)
     try:
         vocab = vocab or load_vocabulary(con)
         query = parse(text, vocab)
@@ -109,7 +109,7 @@ def run_check(
     snapshot = snapshot_of(lake)
     own = con is None
     # the lake commit the check reports, read even if an ingest commits meanwhile
-    con = con or connect(lake, as_of=str(snapshot.id) if snapshot.id else None)
+    con = con or connect(lake, as_of=str(snapshot.id) if snapshot.id else None, lean=True)
     try:
         query = parse(f"regressions {filters}", load_vocabulary(con))
         if query.baseline:
