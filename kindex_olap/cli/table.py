@@ -281,8 +281,23 @@ def shorten(value: str, width: int) -> str:
     if width <= 1:
         return ELLIPSIS[:width]
     head = width // 2
+    # never inside a number: the first one is kept whole where the rest still has room
+    # (`tokens1024…-fp32`, not `tokens10…256-fp32`: the count is what differs), else left out
+    end = head
+    while 0 < end < len(value) and value[end].isdigit() and value[end - 1].isdigit():
+        end += 1
+    if end > head:
+        if width - 1 - end >= 1:
+            head = end
+        else:
+            while head > 0 and value[head - 1].isdigit():
+                head -= 1
     tail = width - 1 - head
-    return value[:head] + ELLIPSIS + (value[-tail:] if tail else "")
+    rest = value[len(value) - tail :] if tail else ""
+    before = len(value) - tail - 1
+    while rest and rest[0].isdigit() and before >= 0 and value[before].isdigit():
+        rest, before = rest[1:], before + 1  # nor a number's last digits
+    return value[:head] + ELLIPSIS + rest
 
 
 def shorten_inside(
