@@ -155,6 +155,21 @@ def test_shortening_keeps_row_keys_apart() -> None:
     assert visible[0] != visible[1], table.lines
 
 
+def test_a_cut_never_splits_a_number() -> None:
+    """The token count is what tells the rows apart: `tokens10…256-fp32` said nothing."""
+    assert shorten("tokens1024-vocab128256-fp32", 17) == "tokens1024…-fp32"
+    assert shorten("tokens8192-vocab128256-fp32", 15) == "tokens8192…fp32"
+    # no room for the whole first number: the cut goes before it, never through it
+    assert shorten("tokens1048576-vocab128256-fp32", 12) == "tokens…-fp32"
+    for value in ("tokens1024-vocab128256-fp32", "BT1024-bsz1-seq_len8192-vocab_size128256"):
+        for width in range(8, len(value)):
+            head, _, tail = shorten(value, width).partition("…")
+            after_head = value[len(head) : len(head) + 1]
+            before_tail = value[len(value) - len(tail) - 1 : len(value) - len(tail)]
+            assert not (head[-1:].isdigit() and after_head.isdigit()), (value, width)
+            assert not (tail[:1].isdigit() and before_tail.isdigit()), (value, width)
+
+
 @pytest.mark.parametrize("text", ["speedup", "summary", "latency", "runs", "kernels"])
 def test_real_values_stay_distinct_at_80(liger_history_lake: Path, text: str) -> None:
     result = run_query(text, liger_history_lake)
