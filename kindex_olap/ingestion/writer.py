@@ -12,7 +12,7 @@ from kindex_olap.ingestion.stage import FILE_SEQ_STRIDE
 from kindex_olap.lake.tables import read_table, set_files
 from kindex_olap.lake.transaction import crashpoint, write_relation
 from kindex_olap.model.facts import DIGEST_COLUMNS, ROW_BUILDERS
-from kindex_olap.schema import rows_to_arrow
+from kindex_olap.schema import column_types, rows_to_arrow
 from kindex_olap.sqlfiles import read_sql, statements
 
 if TYPE_CHECKING:
@@ -32,6 +32,22 @@ def ingested_files(snapshot: Snapshot) -> tuple[dict[str, tuple[int, int]], set[
     finally:
         con.close()
     return {path: (size, mtime) for path, size, mtime, _ in rows}, {row[3] for row in rows}
+
+
+def json_rows_sql(table: str, files: str, stamped: str) -> str:
+    """A SELECT of `table`'s rows from JSON Lines files (the SQL expression `files`), each column
+    read as the table declares it (names and types from the fixed schema), and the column
+    `stamped` set to the ingest's time (the variable ingested_at)."""
+    typed = column_types()[table]
+    read = ", ".join(f"'{name}': '{kind}'" for name, kind in typed if name != stamped)
+    select = ", ".join(
+        f"getvariable('ingested_at')::TIMESTAMP AS {name}" if name == stamped else name
+        for name, _ in typed
+    )
+    return (
+        f"SELECT {select} FROM read_ndjson({files}, format = 'newline_delimited', "
+        f"columns = {{{read}}})"
+    )
 
 
 class BatchWriter:
@@ -176,11 +192,18 @@ class BatchWriter:
         self._run("RESET threads")
 
     def write_files(self, rows: list[dict[str, Any]]) -> None:
+        """One ingested_files row per file read, through JSON Lines (orjson), not Arrow: a small
+        ingest then never imports pyarrow."""
         if not rows:
             return
-        for row in rows:
-            row["ingested_at"] = self.ingested_at
-        self._insert("ingested_files", rows)
+        import orjson
+
+        path = self.tx.staging / "ingested_files.ndjson"
+        path.write_bytes(b"\n".join(map(orjson.dumps, rows)) + b"\n")
+        self._run("SET VARIABLE ingested_at = ?", [self.ingested_at])
+        self._run("SET VARIABLE files_rows = ?", [str(path)])
+        select = json_rows_sql("ingested_files", "getvariable('files_rows')", "ingested_at")
+        self._run(f"INSERT INTO ingested_files BY NAME {select}")
         self._write_single("ingested_files")
 
     # -- helpers ------------------------------------------------------------------------------
