@@ -417,3 +417,26 @@ def test_a_big_jsonl_file_is_hashed_and_its_copies_add_nothing(
         digest,
         hashlib.sha256((twins / "b.jsonl").read_bytes()).hexdigest(),
     }
+
+
+def test_file_rows_are_the_same_through_json_lines_and_arrow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ingested_files rows go through JSON Lines for a few files, through Arrow for many."""
+    from kindex_olap.ingestion import writer
+
+    def file_rows(lake: Path) -> list[dict]:
+        return sorted(
+            (
+                {k: v for k, v in r.items() if k != "ingested_at"}
+                for r in rows(lake, "ingested_files")
+            ),
+            key=lambda r: r["path"],
+        )
+
+    ingest([SEEDS], tmp_path / "json")
+    monkeypatch.setattr(writer, "FILE_ROWS_AS_JSON", 0)
+    ingest([SEEDS], tmp_path / "arrow")
+    json_rows, arrow_rows = file_rows(tmp_path / "json"), file_rows(tmp_path / "arrow")
+    assert json_rows == arrow_rows
+    assert len(json_rows) == 3 and all(r["documents"] == 1 for r in json_rows)
