@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from kindex_olap.ingestion.stage import FILE_SEQ_STRIDE
-from kindex_olap.lake.tables import read_table, set_files
+from kindex_olap.lake.tables import ROW_GROUP_ROWS, read_table, set_files
 from kindex_olap.lake.transaction import crashpoint, write_relation
 from kindex_olap.model.facts import DIGEST_COLUMNS, ROW_BUILDERS
 from kindex_olap.schema import column_types, rows_to_arrow
@@ -72,6 +72,10 @@ class BatchWriter:
             self._run("SET threads = 1")
         self._run("SET memory_limit = ?", [MEMORY_LIMIT])
         self._run("SET preserve_insertion_order = false")
+        # A partitioned write holds up to this many rows per partition before it flushes them
+        # (default 524,288: 5M runs into a few source/year partitions ran out of memory at
+        # MEMORY_LIMIT); a multiple of ROW_GROUP_ROWS, so row groups keep their size.
+        self._run("SET partitioned_write_flush_threshold = ?", [4 * ROW_GROUP_ROWS])
         self._run("SET temp_directory = ?", [str(tx.staging / "spill")])
         self._run(read_sql("schema/tables.sql"))
         self._run(read_sql("ingest/work_tables.sql"))
