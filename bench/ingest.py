@@ -3,6 +3,7 @@
     .venv/bin/python bench/ingest.py                          # N = 100k
     .venv/bin/python bench/ingest.py --n 100000 1000000       # and 1M (minutes; not for CI)
     .venv/bin/python bench/ingest.py --n 5000000 --only jsonl # 5M: one big file (9 GB of JSONL)
+    .venv/bin/python bench/ingest.py --n 5000000 --only jsonl --jsonl b5m.jsonl  # made before
 
 For each N it prints bundles/s, wall time, CPU time (user + system of the process and its
 workers) and peak RSS (the largest sum over the process and its workers, sampled every 50 ms;
@@ -159,10 +160,18 @@ def kindex(*args: str) -> list[str]:
     return [sys.executable, "-m", "kindex_olap", *args, "-q"]
 
 
-def report(label: str, n: int, m: Measured, baselines: tuple[float, float] | None = None) -> None:
+def report(
+    label: str, n: int, m: Measured, baselines: tuple[Measured, Measured] | None = None
+) -> None:
+    """One line: rate, wall, CPU, peak RSS; against the baselines, wall and CPU ratios (CPU time
+    is what a loaded machine moves least)."""
     ratio = ""
     if baselines:
-        ratio = f"  {m.seconds / baselines[0]:5.2f}x raw {m.seconds / baselines[1]:5.2f}x sorted"
+        raw, ordered = baselines
+        ratio = (
+            f"  wall {m.seconds / raw.seconds:5.2f}x raw {m.seconds / ordered.seconds:5.2f}x sorted"
+            f", cpu {m.cpu / raw.cpu:5.2f}x raw {m.cpu / ordered.cpu:5.2f}x sorted"
+        )
     print(
         f"{label:<46} {n / m.seconds:>9,.0f}/s {m.seconds:7.2f} s  cpu {m.cpu:7.2f} s  "
         f"rss {m.tree_rss:5.0f} MiB (one process {m.max_rss:4.0f}){ratio}",
@@ -170,18 +179,19 @@ def report(label: str, n: int, m: Measured, baselines: tuple[float, float] | Non
     )
 
 
-def run(n: int, work: Path, only: str | None) -> None:
+def run(n: int, work: Path, only: str | None, given: Path | None = None) -> None:
     print(f"\nN = {n:,}  (load average {os.getloadavg()[0]:.1f})", flush=True)
     lake = work / f"lake-{n}"
     if only in (None, "jsonl"):
-        jsonl = write_jsonl(n, work / f"bundles-{n}.jsonl")
+        jsonl = given or write_jsonl(n, work / f"bundles-{n}.jsonl")
         raw = timed([sys.executable, "-c", BASELINE, str(jsonl), str(work / "baseline.parquet")])
         report("DuckDB read_ndjson -> Parquet (raw baseline)", n, raw)
         ordered = timed([sys.executable, "-c", SORTED_BASELINE, str(jsonl), str(work / "sorted")])
         report("DuckDB, the lake's tables sorted (sorted)", n, ordered)
         measured = timed(kindex("ingest", str(jsonl), "--lake", str(lake)))
-        report("kindex ingest, one JSONL file", n, measured, (raw.seconds, ordered.seconds))
-        jsonl.unlink()
+        report("kindex ingest, one JSONL file", n, measured, (raw, ordered))
+        if given is None:
+            jsonl.unlink()
     if only in (None, "files"):
         files_n = n if n < 1_000_000 else n // 10
         folder = write_files(files_n, work / f"files-{files_n}")
@@ -204,11 +214,17 @@ def main() -> None:
     parser.add_argument(
         "--work", type=Path, default=None, help="scratch folder (default: a temp dir)"
     )
+    parser.add_argument(
+        "--jsonl",
+        type=Path,
+        default=None,
+        help="an existing JSONL file of --n bundles (from synthetic.py) instead of a new one",
+    )
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory(dir=args.work) as scratch:
         for n in args.n:
-            run(n, Path(scratch), args.only)
+            run(n, Path(scratch), args.only, args.jsonl)
 
 
 if __name__ == "__main__":

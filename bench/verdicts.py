@@ -104,7 +104,8 @@ CORPORA: dict[str, Callable[[Path], list[Path]]] = {
 
 
 def verdicts(name: str, make: Callable[[Path], list[Path]], scratch: Path) -> Iterator[str]:
-    from kindex_olap.ingestion.pipeline import ingest, iter_rejects
+    from kindex_olap.ingestion.pipeline import ingest
+    from kindex_olap.ingestion.rejects import iter_rejects
     from kindex_olap.lake.store import Lake
     from kindex_olap.lake.tables import read_table
 

@@ -383,3 +383,60 @@ def test_copies_within_one_ingest_count_once(
     assert (report.runs_added, report.duplicates, report.rejected) == (1, 0, 1)
     assert [r["source_file"] for r in rows(tmp_lake, "rejects")] == [str(inbox / "b.txt")]
     assert [r["source_file"] for r in rows(tmp_lake, "runs")] == [str(inbox / "a.txt")]
+
+
+def test_a_big_jsonl_file_is_hashed_and_its_copies_add_nothing(
+    tmp_path: Path, tmp_lake: Path, make_bundle: BundleFactory
+) -> None:
+    """A JSON Lines file above SMALL_FILE_BYTES is split into byte ranges; when no other file
+    has its size its sha256 is computed alongside the staging. Either way the file row holds
+    the file's hash, and the same bytes under other names (in the same ingest, or later) add
+    nothing."""
+    from kindex_olap.ingestion.pipeline import SMALL_FILE_BYTES
+
+    lines = []
+    while sum(map(len, lines)) <= SMALL_FILE_BYTES:
+        lines.append(json.dumps(make_bundle(variant=len(lines))).encode() + b"\n")
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"".join(lines))
+    digest = hashlib.sha256(big.read_bytes()).hexdigest()
+    report = ingest([big], tmp_lake)
+    assert (report.runs_added, report.rejected) == (len(lines), 0)
+    (row,) = rows(tmp_lake, "ingested_files")
+    assert (row["path"], row["sha256"], row["documents"]) == (str(big), digest, len(lines))
+    twins = tmp_path / "twins"
+    twins.mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        shutil.copy(big, twins / name)
+    report = ingest([twins], tmp_lake)
+    assert (report.files_read, report.files_unchanged, report.runs_added) == (0, 2, 0)
+    (twins / "b.jsonl").write_bytes(b"".join(reversed(lines)))  # same size, other bytes
+    report = ingest([twins], tmp_lake)
+    assert (report.files_read, report.runs_added, report.duplicates) == (1, 0, len(lines))
+    assert {r["sha256"] for r in rows(tmp_lake, "ingested_files")} == {
+        digest,
+        hashlib.sha256((twins / "b.jsonl").read_bytes()).hexdigest(),
+    }
+
+
+def test_file_rows_are_the_same_through_json_lines_and_arrow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ingested_files rows go through JSON Lines for a few files, through Arrow for many."""
+    from kindex_olap.ingestion import writer
+
+    def file_rows(lake: Path) -> list[dict]:
+        return sorted(
+            (
+                {k: v for k, v in r.items() if k != "ingested_at"}
+                for r in rows(lake, "ingested_files")
+            ),
+            key=lambda r: r["path"],
+        )
+
+    ingest([SEEDS], tmp_path / "json")
+    monkeypatch.setattr(writer, "FILE_ROWS_AS_JSON", 0)
+    ingest([SEEDS], tmp_path / "arrow")
+    json_rows, arrow_rows = file_rows(tmp_path / "json"), file_rows(tmp_path / "arrow")
+    assert json_rows == arrow_rows
+    assert len(json_rows) == 3 and all(r["documents"] == 1 for r in json_rows)

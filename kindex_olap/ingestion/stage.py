@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -125,7 +126,7 @@ def _stage(doc: Document, verify: bool, seq: int, result: ChunkResult, fast: boo
     latency = latency_ns(bundle)
     if verify:
         verify_bundle_digests(obj)
-    facts = flatten.run_facts(bundle, flatten.run_identity(obj["run"]), latency, doc, seq)
+    facts = run_facts(bundle, flatten.run_identity(obj["run"]), latency, doc, seq)
     result.lines.append(orjson.dumps({"k": facts, "r": obj["run"]}))
     spec = bundle.run.spec
     dims.setdefault("protocols", {}).setdefault(spec.protocolDigest, obj["protocol"])
@@ -193,12 +194,40 @@ def _stage_fast(doc: Document, verify: bool, seq: int, result: ChunkResult) -> b
         latency = latency_ns(bundle)
     except ValidationError:
         return False
-    facts = flatten.run_facts(bundle, run_id, latency, doc, seq)
+    facts = run_facts(bundle, run_id, latency, doc, seq)
     result.lines.append(b'{"k":' + orjson.dumps(facts) + b',"r":' + run_json + b"}")
     dims = result.dimensions
     dims.setdefault("protocols", {}).setdefault(spec.protocolDigest, protocol[0])
     dims.setdefault("environments", {}).setdefault(spec.environmentDigest, environment[0])
     return True
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def run_facts(
+    bundle: Bundle, run_id: str, latency: dict[str, int], doc: Document, seq: int
+) -> dict[str, Any]:
+    """The facts of a run that staging computes: its identity and sequence number, where it was
+    read, its display name, observed time and latency in ns. The rest of
+    `model.facts.run_facts` (source, kernel, pass, provider, version, headline value, p20/p80)
+    is derived by DuckDB from the staged run (sql/ingest/batch.sql), vectorized."""
+    observed = datetime.fromisoformat(bundle.run.spec.observedAt)
+    return {
+        "run_id": run_id,
+        "seq": seq,
+        "src": doc.path,
+        "line": doc.line,
+        "display": doc.display if doc.display is not None else _unset_none(bundle.display),
+        "observed_us": (observed - _EPOCH) // _MICROSECOND,  # exact (a float timestamp rounds)
+        "year": observed.year,
+        "lat": latency,
+    }
+
+
+def _unset_none(value: Any) -> Any:
+    return None if value is UNSET else value
 
 
 def _shared(raw: bytes, kind: type) -> tuple[dict[str, Any], str] | None:

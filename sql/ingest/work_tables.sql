@@ -11,3 +11,7 @@ SELECT
                  sampleCount BIGINT)[] AS spec_measurements
 FROM runs
 LIMIT 0;
+
+-- The value of a run's first measurement of latency `stat` in ns (model.facts._measured).
+CREATE MACRO latency_measured(measurements, stat) AS
+    list_filter(measurements, lambda m: m.metric = 'latency' AND m.statistic = stat AND m.unit = 'ns')[1].value;
