@@ -82,3 +82,37 @@ def test_a_hyphenated_liger_provider_is_paired_with_torch(tmp_path: Path) -> Non
     assert _pairs(result.columns, result.rows) == {("liger-fused", "torch")}
     family = run_query("speedup jsd liger", lake)
     assert _pairs(family.columns, family.rows) == {("liger-fused", "torch")}
+
+
+def test_answers_come_in_natural_order(liger_lake: Path) -> None:
+    """Passes forward, backward, full; shapes by their numbers (vocab4096 < vocab131072)."""
+    import re
+
+    passes = {"forward": 1, "backward": 2, "full": 3}
+    for text in ("speedup kl_div", "latency jsd b200 liger"):
+        result = run_query(text, liger_lake)
+        at = {name: i for i, name in enumerate(result.columns)}
+        assert len(result.rows) > 6, text
+        groups: dict[tuple[object, ...], list[tuple[int, str]]] = {}
+        for row in result.rows:
+            key = (row[at["kernel"]], row[at["gpu"]], row[at["environment"]])
+            groups.setdefault(key, []).append(
+                (passes.get(str(row[at["pass"]]), 4), row[at["shape"]])
+            )
+        for seen in groups.values():
+            assert [p for p, _ in seen] == sorted(p for p, _ in seen), text
+
+            def natural(shape: str) -> tuple[str, list[float]]:
+                return re.sub(r"[0-9]+", "#", shape), [
+                    float(n) for n in re.findall(r"[0-9]+", shape)
+                ]
+
+            for number in {p for p, _ in seen}:
+                shapes = [s for p, s in seen if p == number]
+                assert shapes == sorted(shapes, key=natural), (text, shapes)
+        numbers = [
+            float(n)
+            for s in (r[at["shape"]] for r in result.rows)
+            for n in re.findall(r"vocab([0-9]+)", s)
+        ]
+        assert numbers  # the order is tested on shapes that differ in a number

@@ -48,7 +48,8 @@ _SPEEDUP = VerbSql(
     candidate_observed_at, baseline_observed_at,
     run_speedup_lo, run_speedup_hi, noise, noise_source,
     candidate_runs, baseline_runs, candidate_samples, baseline_samples""",
-    order="kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at",
+    order="kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, candidate, baseline, "
+    "candidate_observed_at",
 )
 _MEMORY = VerbSql(
     view="memory_ratios",
@@ -58,7 +59,8 @@ _MEMORY = VerbSql(
     candidate_bytes / 1048576 AS candidate_mib, baseline_bytes / 1048576 AS baseline_mib,
     candidate_version, baseline_version,
     candidate_observed_at, baseline_observed_at""",
-    order="kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at",
+    order="kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, candidate, baseline, "
+    "candidate_observed_at",
 )
 # summary: sql/queries/summary.sql aggregates the selected speedups rows (bootstrap over shapes)
 _SUMMARY = VerbSql(
@@ -67,7 +69,7 @@ _SUMMARY = VerbSql(
     metric, statistic, baseline, candidate, baseline_rule,
     cases, geomean_speedup, geomean_lo, geomean_hi, verdict,
     min_speedup, max_speedup, share_faster, within_noise, single_timings""",
-    order="kernel, pass, gpu, environment, metric, statistic, baseline, candidate",
+    order="kernel, kindex_pass_order(pass), pass, gpu, environment, metric, statistic, baseline, candidate",
     template="queries/summary.sql",
 )
 # noise: the model (sql/views/noise.sql), per environment and latency class
@@ -85,14 +87,15 @@ _LATENCY = VerbSql(
     shape, provider,
     median_ns / 1e6 AS median_ms, p20_ns / 1e6 AS p20_ms, p80_ns / 1e6 AS p80_ms,
     version, observed_at, status""",
-    order="kernel, pass, gpu, environment, shape, provider, observed_at",
+    order="kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, provider, observed_at",
 )
 _RUNS = VerbSql(
     view="observations",
     select=f"""run_id, kernel, {_PASS}, provider,
     gpu, form_factor, environment, shape,
     metric, statistic, value, unit, version, observed_at, status""",
-    order="kernel, pass, gpu, environment, shape, provider, metric, observed_at, run_id",
+    order="kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, provider, metric, "
+    "observed_at, run_id",
 )
 _GPUS = VerbSql(
     view="observations",

@@ -175,6 +175,16 @@ CREATE OR REPLACE MACRO kindex_time_unit_ns(unit) AS
     CASE unit WHEN 'ns' THEN 1.0 WHEN 'us' THEN 1e3 WHEN 'µs' THEN 1e3 WHEN 'μs' THEN 1e3
               WHEN 'ms' THEN 1e6 WHEN 's' THEN 1e9 END;
 
+-- Natural order of answers (kindex query's ORDER BY): passes forward, backward, full, then the
+-- rest; shapes by their text with the numbers taken out, then by the numbers as numbers
+-- (vocab4096 < vocab8192 < vocab131072, not the text order 131072 < 4096).
+CREATE OR REPLACE MACRO kindex_pass_order(pass) AS
+    coalesce(list_position(['forward', 'backward', 'full'], pass), 4);
+CREATE OR REPLACE MACRO kindex_shape_order(shape) AS
+    {'form': regexp_replace(shape, '[0-9]+', '#', 'g'),
+     'numbers': list_transform(regexp_extract_all(shape, '[0-9]+(\.[0-9]+)?'),
+                               lambda x: TRY_CAST(x AS DOUBLE))};
+
 -- The units kindex_time_unit_ns knows (speedups' unit_filter).
 CREATE OR REPLACE MACRO kindex_time_units() AS ['ns', 'us', 'µs', 'μs', 'ms', 's'];
 

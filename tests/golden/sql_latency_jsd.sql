@@ -4,5 +4,5 @@ SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environm
     version, observed_at, status
 FROM latency_for(?, ?, ?)
 WHERE (provider = ? OR starts_with(provider, ?) OR starts_with(provider, ?))
-ORDER BY kernel, pass, gpu, environment, shape, provider, observed_at
+ORDER BY kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, provider, observed_at
 -- parameters: [["jsd"], ["sha256:ad459e643ef802f7008f1fa8915785c905d05abbfdb5eb0328be214f8d9f3a8b"], null, "liger", "liger_", "liger-"]

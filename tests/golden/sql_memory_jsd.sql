@@ -7,5 +7,5 @@ SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environm
 FROM memory_ratios_for(?, ?, ?)
 WHERE baseline_rule IS NOT NULL
   AND pairing = 'latest'
-ORDER BY kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at
+ORDER BY kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, candidate, baseline, candidate_observed_at
 -- parameters: [["jsd"], null, ["forward"]]

@@ -9,5 +9,5 @@ SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environm
 FROM speedups_for(?, ?, ?)
 WHERE baseline_rule IS NOT NULL
   AND pairing = 'latest'
-ORDER BY kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at
+ORDER BY kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, candidate, baseline, candidate_observed_at
 -- parameters: [["jsd"], ["sha256:ad459e643ef802f7008f1fa8915785c905d05abbfdb5eb0328be214f8d9f3a8b"], null]

@@ -12,5 +12,5 @@ WHERE axes[?] >= ?
   AND (candidate = ? OR starts_with(candidate, ?) OR starts_with(candidate, ?))
   AND baseline = ?
   AND pairing = 'latest'
-ORDER BY kernel, pass, gpu, environment, shape, candidate, baseline, candidate_observed_at
+ORDER BY kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, candidate, baseline, candidate_observed_at
 -- parameters: [["jsd"], ["sha256:ad459e643ef802f7008f1fa8915785c905d05abbfdb5eb0328be214f8d9f3a8b"], ["backward"], "tokens", 4096.0, "fp32", "torch", "torch_", "torch-", "liger"]

@@ -68,5 +68,5 @@ bounds AS (
 SELECT g.* EXCLUDE (log_lo, log_hi, group_id), b.geomean_lo, b.geomean_hi,
        kindex_verdict(b.geomean_lo, b.geomean_hi) AS verdict
 FROM numbered g JOIN bounds b USING (group_id))
-ORDER BY kernel, pass, gpu, environment, metric, statistic, baseline, candidate
+ORDER BY kernel, kindex_pass_order(pass), pass, gpu, environment, metric, statistic, baseline, candidate
 -- parameters: [["jsd"], null, null]
