@@ -380,8 +380,8 @@ def fit(
 ) -> list[str]:
     """Make a line fit `width`; returns the names of the columns left out. In order, until it
     fits: leave out the `extra` columns (--wide's), from the end; shorten text to a readable
-    width; leave out text whose absence keeps every row's visible key distinct (an
-    environment named like its GPU), then numbers that are not the answer, from the end;
+    width; leave out numbers that are not the answer, from the end, then text whose absence
+    keeps every row's visible key distinct (an environment named like its GPU);
     shorten text down to where two values would read the same; leave out the rest but the
     row `keys`, then those. Names are never shortened, and answer columns never left out."""
     keys, extra = keys or set(), extra or set()
@@ -398,12 +398,14 @@ def fit(
     dropped: list[str] = []
     _drop(columns, dropped, width, [c for c in columns if c.name in extra])
     _shrink(_left(shrinkable, dropped), _left(columns, dropped), width, soft=True)
+    # numbers that are not the answer go before names that say what a row compares (a
+    # candidate, a baseline), even where other keys already tell the rows apart
+    _drop(columns, dropped, width, [c for c in columns if c.numeric and c.name not in keep])
     for column in reversed([c for c in columns if not c.numeric and c.name not in keep]):
         if total(_left(columns, dropped)) <= width:
             break
         if column.name not in dropped and not _separates(column, columns, dropped, keys):
             dropped.append(column.name)
-    _drop(columns, dropped, width, [c for c in columns if c.numeric and c.name not in keep])
     _shrink(_left(shrinkable, dropped), _left(columns, dropped), width, soft=False)
     _drop(columns, dropped, width, [c for c in columns if c.name not in keep | keys])
     _drop(columns, dropped, width, [c for c in columns if c.name not in keep])
