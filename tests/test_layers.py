@@ -172,3 +172,23 @@ def test_a_copy_keeps_its_layers(liger_history_lake: Path, tmp_path: Path) -> No
     snapshot = Lake(lake).snapshot()
     for layer in LAYERS:  # the Delta log agrees with what kindex reads
         assert set(Lake(lake).delta_table(layer).file_uris()) == set(snapshot.files(layer))
+
+
+def test_rows_that_describe_runs_update_their_layers(
+    liger_history_lake: Path, tmp_path: Path
+) -> None:
+    """Dimension and provenance rows that arrive after their runs (no run added) recompute the
+    environments of the runs they describe: names and shapes of the pairs, code of the runs."""
+    raw = liger_history_lake.parent / "raw"
+    runs_first, described_later = tmp_path / "runs", tmp_path / "described"
+    runs_first.mkdir()
+    described_later.mkdir()
+    for path in sorted(p for p in raw.iterdir() if p.is_file()):
+        os.link(path, (described_later if path.name.startswith("_") else runs_first) / path.name)
+    lake = tmp_path / "lake"
+    ingest([runs_first], lake)
+    before = layer_rows(lake)
+    report = ingest([described_later], lake)
+    assert report.runs_added == 0
+    assert layer_rows(lake) != before
+    assert layer_rows(lake) == layer_rows(liger_history_lake)

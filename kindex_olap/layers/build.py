@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import duckdb
 
 from kindex_olap.lake.store import Lake
-from kindex_olap.lake.tables import read_table
+from kindex_olap.lake.tables import scan_sql
 from kindex_olap.lake.transaction import Transaction, transaction, write_relation
 from kindex_olap.query.engine import define_views
 
@@ -43,9 +43,9 @@ class LayerReport:
 
 
 def needs_update(tx: Transaction) -> bool:
-    """Whether the lake commit `tx` makes changes what the layers hold: it adds runs, or the
-    lake has no layers yet."""
-    return bool(tx.written("runs")) or not tx.base.has_layers
+    """Whether the lake commit `tx` changes what the layers hold: it adds runs, or rows that
+    describe runs (_DESCRIBED), or the lake has no layers yet."""
+    return not tx.base.has_layers or any(tx.written(table) for table in _DESCRIBED)
 
 
 def update(tx: Transaction, full: bool = False) -> LayerReport:
@@ -58,7 +58,8 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
         define_views(con, tx.pending(), live=True)
         touched = None if full or not tx.base.has_layers else _touched_environments(con, tx)
         everything = touched is None
-        rows = {}
+        partitions: set[str | None] | None = None if touched is None else set(touched)
+        rows: dict[str, int] = {}
         if touched is not None:
             con.execute(
                 "CREATE TEMP TABLE touched AS SELECT unnest(?::VARCHAR[]) AS environment_digest",
@@ -69,10 +70,9 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
             sql = f"CREATE TEMP TABLE {fresh} AS SELECT * FROM {source}"
             con.execute(sql, [touched]).fetchall()
             rows[table] = _count(con, fresh)
-            partitions: set[str | None] | None = None if touched is None else set(touched)
             write_relation(tx, table, con.table(fresh), replace=everything, partitions=partitions)
             if view is not None:
-                _read_after(con, view, table, touched is None)
+                _read_after(con, view, table, everything)
         con.execute(
             f"CREATE TEMP TABLE fresh_{NOISE_MODEL} AS SELECT * FROM noise_model_for(NULL)"
         ).fetchall()
@@ -84,42 +84,36 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
     return LayerReport(count, rows, time.perf_counter() - started)
 
 
-# dimension tables the stored pairs read (names, shapes, providers), and how their rows reach a
-# run: a digest of the run, or (operations) of its workload
-_DIMENSIONS = {
+# The tables whose new rows change what the layers hold, and which runs they describe (SQL over
+# `added`, the rows this lake commit adds): the runs themselves, the dimension rows the stored
+# pairs read (names, shapes, providers: by a digest of the run, or of its workload), and
+# provenance (a git commit changes a run's code).
+_DESCRIBED = {
+    "runs": "run_id IN (SELECT run_id FROM added)",
     "environments": "environment_digest IN (SELECT environment_digest FROM added)",
     "protocols": "protocol_digest IN (SELECT protocol_digest FROM added)",
     "implementations": "implementation_digest IN (SELECT implementation_digest FROM added)",
     "workloads": "workload_digest IN (SELECT workload_digest FROM added)",
     "operations": "workload_digest IN (SELECT workload_digest FROM workloads WHERE "
     "operation_spec_digest IN (SELECT operation_spec_digest FROM added))",
-    "run_provenance": "run_id IN (SELECT run_id FROM added)",  # a git commit changes a code
+    "run_provenance": "run_id IN (SELECT run_id FROM added)",
 }
+_ADDED = "kindex_added_files"  # the variable holding one table's added files
 
 
 def _touched_environments(con: duckdb.DuckDBPyConnection, tx: Transaction) -> list[str] | None:
-    """The environments whose layers the lake commit `tx` changes: of the runs it adds, and of
-    the runs that its new dimension or provenance rows describe. None: every one, when a run
-    has no environment (the environment filters cannot name a missing one)."""
-    own = duckdb.connect(":memory:")  # read_table sets file variables: not on the views' own
+    """The environments whose layers the lake commit `tx` changes: those of the runs its new
+    rows describe, read through the views of the lake commit being made (`con`). None: every
+    one, when such a run has no environment (the environment filters cannot name it)."""
     found: set[str | None] = set()
-    try:
-        runs = [str(p) for p in tx.written("runs")]
-        if runs:
-            added = read_table(own, "runs", runs)
-            found |= {r[0] for r in added.select("environment_digest").distinct().fetchall()}
-        for table, described in _DIMENSIONS.items():
-            files = [str(p) for p in tx.written(table)]
-            if not files:
-                continue
-            con.register("added", read_table(own, table, files).to_arrow_table())
-            try:  # the runs of the lake commit being made (the views' runs)
-                sql = f"SELECT DISTINCT environment_digest FROM runs WHERE {described}"
-                found |= {r[0] for r in con.execute(sql).fetchall()}
-            finally:
-                con.unregister("added")
-    finally:
-        own.close()
+    for table, described in _DESCRIBED.items():
+        files = [str(p) for p in tx.written(table)]
+        if not files:
+            continue
+        con.execute(f"SET VARIABLE {_ADDED} = ?", [files]).fetchall()
+        added = scan_sql(table, f"getvariable('{_ADDED}')")
+        sql = f"WITH added AS ({added}) SELECT DISTINCT environment_digest FROM runs WHERE {described}"
+        found |= {row[0] for row in con.execute(sql).fetchall()}
     if None in found:
         return None
     return sorted(str(digest) for digest in found)

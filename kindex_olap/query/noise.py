@@ -15,6 +15,7 @@ from functools import cache
 
 import duckdb
 
+from kindex_olap.query.engine import reads_layers
 from kindex_olap.sqlfiles import statements
 
 NOISE_FILE = "views/noise.sql"
@@ -121,8 +122,6 @@ def materialize(con: duckdb.DuckDBPyConnection, environments: list[str] | None =
     only its own environments, and a connection asks for each of them once. Where the views read
     the lake commit's layers (kindex_olap.layers), there is nothing to compute.
     """
-    from kindex_olap.query.engine import reads_layers
-
     if reads_layers(con):
         return
     if not _has_table(con):
