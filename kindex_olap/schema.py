@@ -25,6 +25,7 @@ LAYERS = (
     "layer_replicate_spread",
     "layer_noise_model",
     "layer_pairs",
+    "layer_points",
 )
 TABLES = (
     "runs",

@@ -101,7 +101,7 @@ def test_the_plain_history_is_tested(liger_history_lake: Path) -> None:
 
     con = connect(liger_history_lake)
     options = h.HistoryOptions()
-    h.select_runs(con, [], [], options)
+    h.select_points(con, [], [], options)
     points = h.analyse_lake(con, options).points
     con.close()
     keys = [k for k, base in zip(points["series_key"], points["is_baseline"], strict=True)

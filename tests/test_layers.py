@@ -192,3 +192,53 @@ def test_rows_that_describe_runs_update_their_layers(
     assert report.runs_added == 0
     assert layer_rows(lake) != before
     assert layer_rows(lake) == layer_rows(liger_history_lake)
+
+
+def test_points_follow_a_version_order_that_moves(tmp_path: Path) -> None:
+    """Labels that are not PEP 440 versions are ordered by their first appearance in the whole
+    lake: runs of one GPU that show a label earlier than any seen reorder the points of every
+    other GPU's series too, and the stored change points of the environments the ingest did
+    not touch are recomputed (layers equal one ingest of everything)."""
+    import csv
+
+    from realdata import LIGER_HISTORY
+
+    from kindex_olap.importers.liger.convert import import_liger
+
+    with LIGER_HISTORY.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    # six builds of two kernels on the H100 (series of six points: change points are tested),
+    # labels that are not PEP 440 versions, the last three 50 % slower
+    h100 = [
+        dict(r, liger_version=f"build-{n}", timestamp=f"2025-0{n}-01 00:00:00",
+             y_value_50=str(float(r["y_value_50"]) * (1.5 if n > 3 else 1.0)))
+        for n in range(1, 7) for r in rows
+        if r["gpu_name"] == "NVIDIA H100 80GB HBM3" and r["kernel_name"] == "kto_loss"
+    ]  # fmt: skip
+    newest = "build-6"
+    a100 = [dict(r, liger_version=newest, timestamp="2024-01-02 00:00:00") for r in rows
+            if r["gpu_name"] == "NVIDIA A100-SXM4-80GB"][:200]  # fmt: skip
+    raws = []
+    for name, chosen in (("h100", h100), ("a100", a100)):
+        path = tmp_path / f"{name}.csv"
+        with path.open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(chosen)
+        import_liger(str(path), raw_dir=tmp_path / f"raw-{name}")
+        raws.append(tmp_path / f"raw-{name}")
+    lake, whole = tmp_path / "lake", tmp_path / "whole"
+    ingest([raws[0]], lake)
+    with connect(lake) as con:
+        before = con.execute("SELECT count(*) FROM layer_points WHERE runs > 0").fetchall()
+        tested = con.execute(
+            "SELECT count(*) FROM layer_points WHERE quiet_latency_pvalue IS NOT NULL "
+            "OR cp_latency_pvalue IS NOT NULL"
+        ).fetchall()
+    assert before[0][0] > 100 and tested[0][0] > 0  # series long enough to be tested
+    ingest([raws[1]], lake)  # the A100's runs show the newest label first
+    ingest(raws, whole)
+    assert layer_rows(lake) == layer_rows(whole)
+    for question in ("changes", "history kto_loss"):
+        a, b = run_query(question, lake), run_query(question, whole)
+        assert a.rows and (a.columns, a.rows) == (b.columns, b.rows), question

@@ -36,6 +36,7 @@ SORT_ORDER = {
     "layer_replicate_spread": "run_id",
     "layer_noise_model": "environment_digest, class_rank",
     "layer_pairs": "kernel, pass, pairing, workload_digest, candidate, baseline",
+    "layer_points": "kernel, pass, workload_digest, provider, first_observed",
 }
 # Small row groups let min/max statistics of the sorted columns skip most of a file for a
 # filtered query (bench/layout.py: 3x faster for one kernel on one GPU than 122,880-row groups).
@@ -49,6 +50,7 @@ PARTITIONED = {
     "layer_replicate_pairs": ["environment_digest"],
     "layer_replicate_spread": ["environment_digest"],
     "layer_pairs": ["environment_digest"],
+    "layer_points": ["environment_digest"],
 }
 
 

@@ -20,6 +20,8 @@ import duckdb
 from kindex_olap.lake.store import Lake
 from kindex_olap.lake.tables import scan_sql
 from kindex_olap.lake.transaction import Transaction, transaction, write_relation
+from kindex_olap.layers.points import TABLE as POINTS
+from kindex_olap.layers.points import write_points
 from kindex_olap.query.engine import define_views
 
 # (layer table, the table macro that computes it for some environments, the view that reads it),
@@ -78,6 +80,7 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
         ).fetchall()
         rows[NOISE_MODEL] = _count(con, f"fresh_{NOISE_MODEL}")
         write_relation(tx, NOISE_MODEL, con.table(f"fresh_{NOISE_MODEL}"), replace=True)
+        rows[POINTS] = write_points(con, tx, touched)
     finally:
         con.close()
     count = None if touched is None else len(touched)

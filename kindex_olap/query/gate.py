@@ -31,7 +31,7 @@ import numpy as np
 
 from kindex_olap.errors import ConfigError, QueryError
 from kindex_olap.lake.store import Lake, Snapshot
-from kindex_olap.query.history import HistoryOptions, analyse_lake, check_by, select_runs
+from kindex_olap.query.history import HistoryOptions, analyse_lake, check_by, select_points
 from kindex_olap.query.history_report import STEP_COLUMNS, row_order, step_row
 from kindex_olap.query.steps import (
     IMPROVEMENT,
@@ -173,7 +173,7 @@ def check(
     select; judge it with the whole lake."""
     check_by(options)
     new, what = new_runs(con, snapshot, since)
-    select_runs(con, clauses, params, options, new)
+    select_points(con, clauses, params, options, new)
     lake = analyse_lake(con, options)
     points = lake.points
     # the implementations measured against a baseline: a baseline's own steps are judged with

@@ -47,32 +47,49 @@ class Analysis:
     steps: list[Steps]
 
 
-def select_runs(
+def select_points(
     con: duckdb.DuckDBPyConnection,
     clauses: list[str],
     params: list[Any],
     options: HistoryOptions,
     new_runs: list[str] | None = None,
 ) -> None:
-    """Fill the temporary table history_selected with every run of the lake (main-branch runs
-    unless all_branches); in_query marks those `clauses` (fixed SQL text with `?` parameters)
-    select, is_new those in `new_runs` (kindex check)."""
+    """Fill the temporary table history_selected with the points of every series of the lake
+    (main-branch runs unless all_branches): the lake commit's stored points where it has them
+    (layer_points), else computed from its runs. in_query marks the points `clauses` (fixed SQL
+    text with `?` parameters over the columns a series or point holds: kernel, pass,
+    environment, shape, provider, version) select, is_new those holding a run of `new_runs`
+    (kindex check)."""
     selected = " AND ".join(clauses) or "true"
-    branch = "true" if options.all_branches else "on_main"
+    if stored_points(con, options):
+        source, arguments = "stored_history_points()", []
+    else:
+        source, arguments = "history_point_rows_for(NULL, ?)", [options.all_branches]
     sql = (
         f"CREATE OR REPLACE TEMP TABLE history_selected AS SELECT *, ({selected}) AS in_query, "
-        f"coalesce(list_contains(?, run_id), false) AS is_new "
-        f"FROM history_runs_for(NULL, NULL, NULL) WHERE {branch}"
+        f"coalesce(list_has_any(run_ids, ?::VARCHAR[]), false) AS is_new FROM {source}"
     )
     try:
-        con.execute(sql, [*params, new_runs]).fetchall()
+        con.execute(sql, [*params, new_runs or [], *arguments]).fetchall()
         # the noise model of every environment (computed once per connection)
         noise.materialize(con, None)
         if not _has_macro(con, "history_points"):
+            # the macros are bound when defined: history_records reads this table's runs
+            empty = _RECORD_RUNS.format(selected="true", branch="false")
+            con.execute(empty).fetchall()
             for statement in statements("views/history_points.sql"):
                 con.execute(statement).fetchall()
     except duckdb.Error as e:
         raise QueryError(f"history query failed: {e}") from e
+
+
+def stored_points(con: duckdb.DuckDBPyConnection, options: HistoryOptions) -> bool:
+    """Whether the points come from the lake commit's layer_points: it recorded its layers and
+    the connection reads them, and the question is of main-branch runs (the layer holds
+    those)."""
+    if options.all_branches:
+        return False
+    return bool(con.execute("SELECT getvariable('kindex_layers')").fetchall()[0][0])
 
 
 def _has_macro(con: duckdb.DuckDBPyConnection, name: str) -> bool:
@@ -83,14 +100,18 @@ def _has_macro(con: duckdb.DuckDBPyConnection, name: str) -> bool:
 
 
 def version_order(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The selected runs' version labels in PEP 440 order (0.5.10 after 0.5.9); labels that do
-    not parse come after, by first appearance."""
-    from packaging.version import InvalidVersion, Version
-
+    """The selected points' version labels in order (ordered_versions)."""
     rows = con.execute(
-        "SELECT version, min(observed_at) FROM history_selected WHERE version IS NOT NULL "
+        "SELECT version, min(first_observed) FROM history_selected WHERE version IS NOT NULL "
         "GROUP BY version"
     ).fetchall()
+    return ordered_versions(rows)
+
+
+def ordered_versions(rows: list[tuple[str, datetime]]) -> list[str]:
+    """Version labels (with each one's first appearance) in PEP 440 order (0.5.10 after 0.5.9);
+    labels that do not parse come after, by first appearance."""
+    from packaging.version import InvalidVersion, Version
 
     def key(row: tuple[str, datetime]) -> tuple[int, Any, datetime]:
         try:
@@ -103,24 +124,73 @@ def version_order(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [r[0] for r in [*parsed, *other]]
 
 
-# what the rules and the answers read of history_points (fetching every column into numpy cost
-# twice the query itself at 300k runs)
-POINT_COLUMNS = (
-    "series_key", "kernel", "pass", "gpu", "form_factor", "shape", "provider", "baseline",
-    "is_baseline", "version", "code_key", "declared_code", "run_id", "runs", "median_ns",
-    "p20_ns", "p80_ns", "min_ns", "max_ns", "log_mean", "baseline_ns",
-    "invocation_baseline_ns", "baseline_digest", "baseline_digests", "speedup",
-    "speedup_log_mean", "noise", "speedup_noise", "floor_source", "first_observed",
-    "last_observed", "commits", "in_query", "is_new",
+# What the rules read of every point of the lake (the analysis is of the whole lake: one
+# correction over every step), and what the answers read only of the series they show (filled
+# in for those, None elsewhere): fetching text columns of every point into numpy cost more than
+# the query itself (1.4 s of 2.2 s for 100k points).
+ANALYSIS_COLUMNS = (
+    "series_key", "kernel", "is_baseline", "median_ns", "log_mean", "invocation_baseline_ns",
+    "baseline_digest", "baseline_digests", "speedup", "speedup_log_mean", "noise",
+    "speedup_noise", "in_query", "is_new",
+)  # fmt: skip
+SHOWN_COLUMNS = (
+    "pass", "gpu", "form_factor", "shape", "provider", "baseline", "version", "code_key",
+    "declared_code", "run_id", "runs", "p20_ns", "p80_ns", "min_ns", "max_ns", "baseline_ns",
+    "floor_source", "first_observed", "last_observed", "commits",
+)  # fmt: skip
+POINT_COLUMNS = ANALYSIS_COLUMNS + SHOWN_COLUMNS
+# the stored change points (layer_points, in version order)
+STORED_COLUMNS = (
+    "cp_latency_pvalue", "cp_speedup_pvalue", "quiet_latency_pvalue", "quiet_speedup_pvalue",
 )  # fmt: skip
 
 
-def fetch_points(con: duckdb.DuckDBPyConnection, order: list[str], by_run: bool) -> Columns:
+def fetch_points(
+    con: duckdb.DuckDBPyConnection, order: list[str], by_run: bool, stored: bool = False
+) -> Columns:
     """The points of every selected series, in series and point order, as numpy columns
-    (NULL numbers as NaN, NULL text as None)."""
+    (NULL numbers as NaN, NULL text as None); SHOWN_COLUMNS only for the series that hold a
+    point the query selects or a new run (None or NaN elsewhere). stored: with their stored
+    change points."""
+    analysis = ANALYSIS_COLUMNS + STORED_COLUMNS if stored else ANALYSIS_COLUMNS
     try:
-        sql = f"SELECT {', '.join(POINT_COLUMNS)} FROM history_points(?, ?)"  # fixed names
-        raw = con.execute(sql, [order, by_run]).fetchnumpy()
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE history_fetched AS SELECT "
+            f"{', '.join(analysis + SHOWN_COLUMNS)}, "  # fixed names
+            "row_number() OVER (ORDER BY series_key, point_index) - 1 AS point_row, "
+            "bool_or(in_query OR is_new) OVER (PARTITION BY series_key) AS shown "
+            "FROM history_points(?, ?)",
+            [order, by_run],
+        ).fetchall()
+    except duckdb.Error as e:
+        raise QueryError(f"history query failed: {e}") from e
+    points = fetch_numpy(
+        con, f"SELECT {', '.join(analysis)} FROM history_fetched ORDER BY point_row", []
+    )  # fixed names
+    shown = fetch_numpy(
+        con,
+        f"SELECT point_row, {', '.join(SHOWN_COLUMNS)} FROM history_fetched WHERE shown "
+        "ORDER BY point_row",
+        [],
+    )  # fixed names
+    rows = shown.pop("point_row").astype(np.intp)
+    total = len(points["series_key"])
+    for name, values in shown.items():
+        if values.dtype.kind == "f":
+            full: NDArray[Any] = np.full(total, np.nan)
+        elif values.dtype.kind == "M":
+            full = np.full(total, np.datetime64("NaT"), dtype=values.dtype)
+        else:
+            full = np.full(total, None, dtype=object)
+        full[rows] = values
+        points[name] = full
+    return points
+
+
+def fetch_numpy(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> Columns:
+    """The rows of `sql` as numpy columns (NULL numbers as NaN, NULL text as None)."""
+    try:
+        raw = con.execute(sql, params).fetchnumpy()
     except duckdb.Error as e:
         raise QueryError(f"history query failed: {e}") from e
     return {name: _filled(values) for name, values in raw.items()}
@@ -140,10 +210,12 @@ def _filled(values: Any) -> NDArray[Any]:
 
 
 def analyse_lake(con: duckdb.DuckDBPyConnection, options: HistoryOptions) -> Analysis:
-    """Every series of history_selected (select_runs: the whole lake), its points and its steps
+    """Every series of history_selected (select_points: the whole lake), its points and its steps
     judged together (one family)."""
-    points = fetch_points(con, version_order(con), options.by == "run")
-    return Analysis(points, analyse(points, options.rules))
+    # the stored change points were found in version order
+    stored = options.by == "version" and stored_points(con, options)
+    points = fetch_points(con, version_order(con), options.by == "run", stored)
+    return Analysis(points, analyse(points, options.rules, stored))
 
 
 def check_by(options: HistoryOptions) -> None:
@@ -161,9 +233,9 @@ def answer(
 ) -> Table:
     """`history` or a step verb over the runs that `clauses` select."""
     check_by(options)
-    select_runs(con, clauses, params, options)
+    select_points(con, clauses, params, options)
     if verb == "history":
-        records = leaderboard_records(con)
+        records = leaderboard_records(con, clauses, params, options)
         if records is not None:
             return records
     lake = analyse_lake(con, options)
@@ -179,15 +251,28 @@ def answer(
     return table
 
 
-def leaderboard_records(con: duckdb.DuckDBPyConnection) -> Table | None:
+# the runs history_records() reads (sql/views/history_points.sql), `in_query` as for the points
+_RECORD_RUNS = (
+    "CREATE OR REPLACE TEMP TABLE history_record_runs AS SELECT *, ({selected}) AS in_query "
+    "FROM history_runs_for(NULL, NULL, NULL) WHERE {branch}"
+)
+
+
+def leaderboard_records(
+    con: duckdb.DuckDBPyConnection, clauses: list[str], params: list[Any], options: HistoryOptions
+) -> Table | None:
     """The record staircase when every selected run is in a leaderboard cell (no reference
     implementation: baseline 'fastest'); None otherwise (mixed selections get the series)."""
     row = con.execute(
         "SELECT count(*), count(*) FILTER (WHERE baseline_rule = 'fastest') "
         "FROM history_selected WHERE in_query"
-    ).fetchone()
-    if not row or not row[0] or row[0] != row[1]:
+    ).fetchall()[0]
+    if not row[0] or row[0] != row[1]:
         return None
+    # the records are of runs, not points: the selected runs, as select_points selected points
+    selected = " AND ".join(clauses) or "true"
+    branch = "true" if options.all_branches else "on_main"
+    con.execute(_RECORD_RUNS.format(selected=selected, branch=branch), params).fetchall()
     cursor = con.execute("SELECT * FROM history_records()")
     rows = cursor.fetchall()
     columns = [d[0] for d in cursor.description or []]

@@ -174,18 +174,22 @@ def two_sided(change: NDArray[np.float64], se: NDArray[np.float64]) -> NDArray[n
     return np.where(valid, cp.normal_sf2(np.where(valid, z, 0.0)), np.nan)
 
 
-def changepoint_tests(points: Columns, steps: Steps, values: str) -> list[float]:
-    """E-Divisive on each series of MIN_POINTS or more points (log values): mark the steps at a
-    change point with its p-value; return the p-values of series without one (for the
-    correction, which must count every series tested). Series of one length are screened
-    together (changepoints.first_split_pvalues); only those whose first split passes the
-    relaxed level run the whole split and merge."""
-    by_to = {int(t): i for i, t in enumerate(steps.to)}
+def change_points_of(points: Columns, values: str) -> tuple[NDArray[Any], NDArray[Any]]:
+    """E-Divisive on each series of MIN_POINTS or more points (its `values`, log scale, in point
+    order). Per point: the p-value of the change point that starts there (NaN: none); on the
+    first point of a series tested without finding one, its strongest split's p-value (the
+    correction must count every series tested; NaN elsewhere). Depends only on each series'
+    own points: the lake stores it per lake commit (layer_points, kindex_olap.layers.points).
+    Series of one length are screened together (changepoints.first_split_pvalues); only those
+    whose first split passes the relaxed level run the whole split and merge."""
     key = points["series_key"]
+    found = np.full(len(key), np.nan)
+    quiet = np.full(len(key), np.nan)
+    if not len(key):
+        return found, quiet
     bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
     starts, lengths = bounds[:-1], np.diff(bounds)
     series_values = points[values].astype(float)
-    quiet: list[float] = []
     relaxed = cp.MAX_PVALUE * 10
     for length in np.unique(lengths[lengths >= cp.MIN_POINTS]):
         begins = starts[lengths == length]
@@ -193,22 +197,36 @@ def changepoint_tests(points: Columns, steps: Steps, values: str) -> list[float]
         finite = np.isfinite(matrix).all(axis=1)
         begins, matrix = begins[finite], matrix[finite]
         first = cp.first_split_pvalues(matrix)
-        quiet.extend(first[first > relaxed].tolist())
+        quiet[begins[first > relaxed]] = first[first > relaxed]
         chosen = first <= relaxed
         for begin, series, p in zip(begins[chosen], matrix[chosen], first[chosen], strict=True):
-            found = cp.change_points(series)
-            if not found:
-                quiet.append(float(p))  # its strongest split's p-value
-            for point in found:
-                i = by_to.get(int(begin + point.index))
-                if i is None:
-                    continue
-                steps.changepoint[i] = True
-                steps.cp_pvalue[i] = point.pvalue
-                steps.cp_note[i] = (
-                    f"change point (E-Divisive, p={point.pvalue:.2g}, {length} points)"
-                )
-    return quiet
+            points_found = cp.change_points(series)
+            if not points_found:
+                quiet[begin] = p  # its strongest split's p-value
+            for point in points_found:
+                found[begin + point.index] = point.pvalue
+    return found, quiet
+
+
+def changepoint_tests(
+    points: Columns, steps: Steps, found: NDArray[Any], quiet: NDArray[Any]
+) -> list[float]:
+    """Mark the steps into a point where a change point starts (change_points_of: `found`)
+    with its p-value; return the p-values of the series tested without one (`quiet`)."""
+    key = points["series_key"]
+    bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
+    length = np.repeat(np.diff(bounds), np.diff(bounds))  # each point's series length
+    by_to = {int(t): i for i, t in enumerate(steps.to)}
+    for point in np.flatnonzero(np.isfinite(found)).tolist():
+        i = by_to.get(point)
+        if i is None:
+            continue
+        steps.changepoint[i] = True
+        steps.cp_pvalue[i] = found[point]
+        steps.cp_note[i] = (
+            f"change point (E-Divisive, p={found[point]:.2g}, {length[point]} points)"
+        )
+    return [float(p) for p in quiet[np.isfinite(quiet)].tolist()]
 
 
 def judge(points: Columns, all_steps: list[Steps], quiet: list[float], rules: Rules) -> None:
@@ -267,12 +285,20 @@ def _adjust(
     return out
 
 
-def analyse(points: Columns, rules: Rules) -> list[Steps]:
-    """Latency and speedup steps of every series given, tested and judged together."""
+def analyse(points: Columns, rules: Rules, stored: bool = False) -> list[Steps]:
+    """Latency and speedup steps of every series given, tested and judged together. stored:
+    the points carry their series' change points (cp_* and quiet_* columns, in version order:
+    layer_points) instead of testing them here."""
     latency = latency_steps(points, rules)
     speedup = speedup_steps(points)
-    quiet = changepoint_tests(points, latency, "log_mean")
-    quiet += changepoint_tests(points, speedup, "speedup_log_mean")
+    quiet = []
+    for steps, values in ((latency, "log_mean"), (speedup, "speedup_log_mean")):
+        if stored:
+            found = points[f"cp_{steps.series}_pvalue"].astype(float)
+            untested = points[f"quiet_{steps.series}_pvalue"].astype(float)
+        else:
+            found, untested = change_points_of(points, values)
+        quiet += changepoint_tests(points, steps, found, untested)
     both = [latency, speedup]
     judge(points, both, quiet, rules)
     return both

@@ -116,3 +116,62 @@ LEFT JOIN (SELECT run_id, any_value(git_commit) AS git_commit, bool_or(on_main) 
 
 CREATE OR REPLACE VIEW history_runs AS
 SELECT * FROM history_runs_for(NULL, NULL, NULL);
+
+-- The points of each history series: a series is one cell and implementation (series_key);
+-- its points are the code it measured (code_key, sql/views/noise.sql run_code_for: one version
+-- label and one declared code, git commit or invocation). Runs of the same code are pooled
+-- into one point, their spread kept, never a step. Main-branch runs, or every run with
+-- all_branches. What a point holds depends only on its series' runs (its noise reads the
+-- floors at read time, history_points.sql), so the lake stores them per environment
+-- (layer_points, kindex_olap.layers), with each series' change points; run_ids lets
+-- `kindex check` find the points its new runs fall in. Where a column may differ between a
+-- point's runs, the newest run's (then the largest run id) is taken: the same rows however
+-- the runs were ingested.
+CREATE OR REPLACE MACRO history_point_rows_for(environment_filter, all_branches) AS TABLE
+SELECT
+    series_key, code_key AS point_key, code_key,
+    any_value(cell_key) AS cell_key,
+    any_value(workload_digest) AS workload_digest, any_value(protocol_digest) AS protocol_digest,
+    any_value(implementation_digest) AS implementation_digest, any_value(unit) AS unit,
+    any_value(kernel) AS kernel, any_value(pass) AS pass, any_value(gpu) AS gpu,
+    any_value(form_factor) AS form_factor, any_value(environment) AS environment,
+    any_value(shape) AS shape, any_value(dtype) AS dtype, any_value(axes) AS axes,
+    any_value(metric) AS metric, any_value(environment_digest) AS environment_digest,
+    any_value(statistic) AS statistic, any_value(provider) AS provider,
+    any_value(implementation) AS implementation, any_value(baseline) AS baseline,
+    any_value(baseline_rule) AS baseline_rule, bool_or(is_baseline) AS is_baseline,
+    any_value(version) AS version,
+    max({'at': observed_at, 'run': run_id}).run AS run_id,
+    count(*) AS runs,
+    median(value_ns) AS median_ns, median(p20_ns) AS p20_ns, median(p80_ns) AS p80_ns,
+    min(value_ns) AS min_ns, max(value_ns) AS max_ns,
+    avg(ln(value_ns)) AS log_mean, stddev_samp(ln(value_ns)) AS log_sd,
+    median(baseline_ns) AS baseline_ns, min(baseline_ns) AS baseline_min_ns,
+    median(invocation_baseline_ns) AS invocation_baseline_ns,
+    min(baseline_digest) AS baseline_digest,
+    count(DISTINCT baseline_digest) AS baseline_digests,
+    any_value(declared_code) AS declared_code,
+    max(baseline_ns) AS baseline_max_ns,
+    avg(ln(baseline_ns)) AS baseline_log_mean,
+    count(speedup) AS speedup_runs,
+    median(speedup) AS speedup, min(speedup) AS speedup_min, max(speedup) AS speedup_max,
+    avg(ln(speedup)) AS speedup_log_mean, stddev_samp(ln(speedup)) AS speedup_log_sd,
+    min(observed_at) AS first_observed, max(observed_at) AS last_observed,
+    max({'at': observed_at, 'run': run_id, 'baseline_at': baseline_observed_at}).baseline_at
+        AS baseline_observed_at,
+    string_agg(DISTINCT left(git_commit, 10), ' ' ORDER BY left(git_commit, 10)) AS commits,
+    list(run_id ORDER BY run_id) AS run_ids
+FROM history_runs_for(NULL, environment_filter, NULL)
+WHERE all_branches OR on_main
+GROUP BY series_key, code_key;
+
+-- The stored points of the lake commit (layer_points, main-branch runs) as
+-- history_point_rows_for returns them, with each series' change points in version order
+-- (cp_*: the p-value of the change point that starts at this point; quiet_*: on a series'
+-- first point, the p-value of the strongest split of a series tested without finding one).
+-- The keys are hashed here, not stored: Delta has no unsigned integer.
+CREATE OR REPLACE MACRO stored_history_points() AS TABLE
+SELECT hash(cell_key, implementation_digest, provider) AS series_key, *
+FROM (SELECT hash(kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
+                  statistic, unit) AS cell_key, *
+      FROM layer_points);

@@ -1,13 +1,11 @@
--- The points of each history series, read from the temporary table history_selected that
--- kindex_olap.query.history fills from history_runs_for (sql/views/history.sql) with the query's
--- filters (in_query marks the runs they select; `kindex check` keeps every series so that its
--- multiple-comparison correction covers the whole lake). Defined once per connection, after
--- that table exists; DuckDB binds a macro's tables when it is called.
+-- The points of each history series with their noise and order, read from the temporary table
+-- history_selected that kindex_olap.query.history fills with the points of every series
+-- (history_point_rows_for in sql/views/history.sql, or the lake commit's layer_points) and the
+-- query's filters (in_query marks the points they select; `kindex check` keeps every series so
+-- that its multiple-comparison correction covers the whole lake). Defined once per connection,
+-- after that table exists; DuckDB binds a macro's tables when it is called.
 --
--- A series is one cell and implementation (series_key). Its points are the code it measured
--- (code_key, sql/views/noise.sql run_code_for: one version label and one declared code, git commit or
--- invocation): runs of the same code are pooled into one point, their spread kept, never a
--- step. by_run = false orders the points by version (version_order: the labels in PEP 440
+-- by_run = false orders a series' points by version (version_order: the labels in PEP 440
 -- order, labels that do not parse by first appearance), then by time; by_run = true by time.
 -- point_index numbers the points in order.
 -- Each point's noise is the noise model's (sql/views/noise.sql, issue 17), as a log half-width that
@@ -18,45 +16,9 @@
 
 CREATE OR REPLACE MACRO history_points(version_order, by_run) AS TABLE
 WITH
-r AS (
-    SELECT *,
-           coalesce(list_position(version_order, version), 0) AS version_rank,
-           code_key AS point_key
-    FROM history_selected
-),
 p AS (
-    SELECT
-        series_key, point_key,
-        any_value(cell_key) AS cell_key,
-        any_value(kernel) AS kernel, any_value(pass) AS pass, any_value(gpu) AS gpu,
-        any_value(form_factor) AS form_factor, any_value(environment) AS environment,
-        any_value(shape) AS shape, any_value(metric) AS metric,
-        any_value(environment_digest) AS environment_digest,
-        any_value(statistic) AS statistic, any_value(provider) AS provider,
-        any_value(implementation) AS implementation, any_value(baseline) AS baseline,
-        any_value(baseline_rule) AS baseline_rule, bool_or(is_baseline) AS is_baseline,
-        any_value(version) AS version, min(version_rank) AS version_rank,
-        any_value(run_id) AS run_id,
-        count(*) AS runs,
-        median(value_ns) AS median_ns, median(p20_ns) AS p20_ns, median(p80_ns) AS p80_ns,
-        min(value_ns) AS min_ns, max(value_ns) AS max_ns,
-        avg(ln(value_ns)) AS log_mean, stddev_samp(ln(value_ns)) AS log_sd,
-        median(baseline_ns) AS baseline_ns, min(baseline_ns) AS baseline_min_ns,
-        median(invocation_baseline_ns) AS invocation_baseline_ns,
-        min(baseline_digest) AS baseline_digest,
-        count(DISTINCT baseline_digest) AS baseline_digests,
-        any_value(code_key) AS code_key, any_value(declared_code) AS declared_code,
-        max(baseline_ns) AS baseline_max_ns,
-        avg(ln(baseline_ns)) AS baseline_log_mean,
-        count(speedup) AS speedup_runs,
-        median(speedup) AS speedup, min(speedup) AS speedup_min, max(speedup) AS speedup_max,
-        avg(ln(speedup)) AS speedup_log_mean, stddev_samp(ln(speedup)) AS speedup_log_sd,
-        min(observed_at) AS first_observed, max(observed_at) AS last_observed,
-        any_value(baseline_observed_at) AS baseline_observed_at,
-        string_agg(DISTINCT left(git_commit, 10), ' ' ORDER BY left(git_commit, 10)) AS commits,
-        bool_or(in_query) AS in_query, bool_or(is_new) AS is_new
-    FROM r
-    GROUP BY series_key, point_key
+    SELECT *, coalesce(list_position(version_order, version), 0) AS version_rank
+    FROM history_selected
 ),
 noisy AS (
     SELECT p.*,
@@ -88,14 +50,16 @@ ORDER BY series_key, point_index;
 
 -- Leaderboards (cells without a reference implementation, baseline_rule 'fastest': GPU MODE
 -- KernelBot, FlashInfer-Bench): the record staircase, every run that beat the best value of
--- its cell (leaderboard problem, GPU, metric and statistic) before it, in time order.
+-- its cell (leaderboard problem, GPU, metric and statistic) before it, in time order. Reads
+-- the runs of history_record_runs (kindex_olap.query.history fills it like history_selected,
+-- run by run).
 CREATE OR REPLACE MACRO history_records() AS TABLE
 WITH ordered AS (
     SELECT *,
            min(value_ns) OVER (
                PARTITION BY cell_key ORDER BY observed_at, run_id
                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous_best_ns
-    FROM history_selected
+    FROM history_record_runs
     WHERE in_query AND baseline_rule = 'fastest'
 )
 SELECT

@@ -1,0 +1,127 @@
+"""The points layer: every history series' points and change points, stored per lake commit.
+
+A point is one code an implementation measured in one cell (history_point_rows_for in
+sql/views/history.sql: its runs pooled, their spread kept); nothing in it depends on another
+series. Its series' change points (query/steps.change_points_of: E-Divisive over the points in
+version order) depend only on the series too, but on the order of its version labels: labels
+that follow PEP 440 keep one order, labels that do not are ordered by their first appearance in
+the whole lake. So the stored change points of the environments an ingest does not touch stay
+valid only while the lake's version order keeps the labels they held in the same order; when a
+new run reorders them (an unparsed label seen earlier than before), every environment's points
+are recomputed. What depends on the lake (each point's noise from the floors, the step tests and
+the Benjamini-Hochberg correction over every step) is computed at read time (query/history.py).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import duckdb
+
+from kindex_olap.lake.transaction import Transaction, write_relation
+from kindex_olap.schema import column_types
+
+TABLE = "layer_points"
+FRESH = "fresh_layer_points"
+_SERIES = ("latency", "speedup")
+_VALUES = {"latency": "log_mean", "speedup": "speedup_log_mean"}
+
+
+def write_points(con: duckdb.DuckDBPyConnection, tx: Transaction, touched: list[str] | None) -> int:
+    """Compute the points of the `touched` environments (None: every one) over the lake commit
+    `con`'s views read, with their change points, and write them into `tx`. Returns the rows
+    written."""
+    _compute(con, touched)
+    if touched is not None and _version_order_moved(con, touched):
+        touched = None  # the stored change points were found in another order
+        _compute(con, touched)
+    _add_change_points(con, _order(con, touched, fresh_only=False))
+    names = [name for name, _ in column_types()[TABLE]]
+    relation = con.sql(f"SELECT {', '.join(names)} FROM {FRESH}")  # names from tables.sql
+    partitions: set[str | None] | None = None if touched is None else set(touched)
+    write_relation(tx, TABLE, relation, replace=touched is None, partitions=partitions)
+    return int(con.execute(f"SELECT count(*) FROM {FRESH}").fetchall()[0][0])
+
+
+def _order(
+    con: duckdb.DuckDBPyConnection, touched: list[str] | None, fresh_only: bool
+) -> list[str]:
+    """The version order of the lake commit being made: the fresh points of the touched
+    environments and the stored ones of the others (fresh_only=False), or of the stored points
+    alone (the lake commit before: fresh_only=True reads only layer_points)."""
+    from kindex_olap.query.history import ordered_versions
+
+    if fresh_only:
+        source = "SELECT version, first_observed FROM layer_points"
+        params: list[Any] = []
+    elif touched is None:
+        source = f"SELECT version, first_observed FROM {FRESH}"
+        params = []
+    else:
+        source = (
+            "SELECT version, first_observed FROM layer_points "
+            "WHERE NOT list_contains(?::VARCHAR[], environment_digest) "
+            f"UNION ALL SELECT version, first_observed FROM {FRESH}"
+        )
+        params = [touched]
+    rows = con.execute(
+        f"SELECT version, min(first_observed) FROM ({source}) WHERE version IS NOT NULL "
+        "GROUP BY version",
+        params,
+    ).fetchall()
+    return ordered_versions(rows)
+
+
+def _compute(con: duckdb.DuckDBPyConnection, touched: list[str] | None) -> None:
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {FRESH} AS "
+        "SELECT * FROM history_point_rows_for(?::VARCHAR[], false)",
+        [touched],
+    ).fetchall()
+
+
+def _version_order_moved(con: duckdb.DuckDBPyConnection, touched: list[str]) -> bool:
+    """Whether the lake commit being made orders the labels the stored points hold otherwise
+    than the lake commit before did."""
+    before = _order(con, touched, fresh_only=True)
+    held = set(before)
+    return [label for label in _order(con, touched, fresh_only=False) if label in held] != before
+
+
+def _add_change_points(con: duckdb.DuckDBPyConnection, order: list[str]) -> None:
+    """Add the cp_* and quiet_* columns of the fresh points: each series of MIN_POINTS or more
+    points tested in version order, as the read path orders them (sql/views/history_points.sql)."""
+    from kindex_olap.query import changepoints as cp
+    from kindex_olap.query.history import fetch_numpy
+    from kindex_olap.query.steps import change_points_of
+
+    points = fetch_numpy(
+        con,
+        "SELECT series_key, point_key, log_mean, speedup_log_mean FROM ("
+        f"  SELECT *, count(*) OVER (PARTITION BY series_key) AS points FROM {FRESH}) "
+        "WHERE points >= ? "
+        "ORDER BY series_key, coalesce(list_position(?, version), 0), first_observed, point_key",
+        [cp.MIN_POINTS, order],
+    )
+    columns: dict[str, list[Any]] = {}
+    for series in _SERIES:
+        found, quiet = change_points_of(points, _VALUES[series])
+        columns[f"cp_{series}_pvalue"] = _nullable(found.tolist())
+        columns[f"quiet_{series}_pvalue"] = _nullable(quiet.tolist())
+    names = list(columns)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE fresh_change_points AS SELECT "
+        "unnest(?::UBIGINT[]) AS series_key, unnest(?::VARCHAR[]) AS point_key, "
+        + ", ".join(f"unnest(?::DOUBLE[]) AS {name}" for name in names),  # fixed names
+        [points["series_key"].tolist(), points["point_key"].tolist(), *columns.values()],
+    ).fetchall()
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {FRESH} AS SELECT f.*, "
+        + ", ".join(f"c.{name}" for name in names)
+        + f" FROM {FRESH} f LEFT JOIN fresh_change_points c USING (series_key, point_key)"
+    ).fetchall()
+
+
+def _nullable(values: list[float]) -> list[float | None]:
+    return [None if math.isnan(v) else v for v in values]
