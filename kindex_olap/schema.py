@@ -26,6 +26,7 @@ LAYERS = (
     "layer_noise_model",
     "layer_pairs",
     "layer_points",
+    "layer_summary",
 )
 TABLES = (
     "runs",

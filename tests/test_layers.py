@@ -33,7 +33,10 @@ VIEWS = (
 )  # fmt: skip
 QUESTIONS = (
     "speedup jsd",
-    "summary",
+    "summary",  # read from layer_summary, as are the next two
+    "summary jsd h100",
+    "summary liger",
+    "summary jsd vocab>4096",  # a shape filter: bootstrapped from the stored pairs
     "memory jsd",
     "noise",
     "history jsd h100 liger",

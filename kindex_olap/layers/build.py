@@ -22,6 +22,8 @@ from kindex_olap.lake.tables import scan_sql
 from kindex_olap.lake.transaction import Transaction, transaction, write_relation
 from kindex_olap.layers.points import TABLE as POINTS
 from kindex_olap.layers.points import write_points
+from kindex_olap.layers.summary import TABLE as SUMMARY
+from kindex_olap.layers.summary import write_summary
 from kindex_olap.query.engine import define_views
 
 # (layer table, the table macro that computes it for some environments, the view that reads it),
@@ -83,6 +85,7 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
         rows[POINTS] = write_points(con, tx, touched)
     finally:
         con.close()
+    rows[SUMMARY] = write_summary(tx)
     count = None if touched is None else len(touched)
     return LayerReport(count, rows, time.perf_counter() - started)
 

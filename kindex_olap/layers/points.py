@@ -36,7 +36,7 @@ def write_points(con: duckdb.DuckDBPyConnection, tx: Transaction, touched: list[
     if touched is not None and _version_order_moved(con, touched):
         touched = None  # the stored change points were found in another order
         _compute(con, touched)
-    _add_change_points(con, _order(con, touched, fresh_only=False))
+    _add_change_points(con, _order(con, touched, fresh_only=False), touched)
     names = [name for name, _ in column_types()[TABLE]]
     relation = con.sql(f"SELECT {', '.join(names)} FROM {FRESH}")  # names from tables.sql
     partitions: set[str | None] | None = None if touched is None else set(touched)
@@ -89,18 +89,29 @@ def _version_order_moved(con: duckdb.DuckDBPyConnection, touched: list[str]) -> 
     return [label for label in _order(con, touched, fresh_only=False) if label in held] != before
 
 
-def _add_change_points(con: duckdb.DuckDBPyConnection, order: list[str]) -> None:
+def _add_change_points(
+    con: duckdb.DuckDBPyConnection, order: list[str], touched: list[str] | None
+) -> None:
     """Add the cp_* and quiet_* columns of the fresh points: each series of MIN_POINTS or more
-    points tested in version order, as the read path orders them (sql/views/history_points.sql)."""
+    points tested in version order, as the read path orders them (sql/views/history_points.sql).
+    A series whose points the lake commit before stored with the same values (same points, same
+    log values) keeps its stored change points: in a touched environment most series did not
+    change, and E-Divisive over every series of a GPU cost more than the rest of the update."""
     from kindex_olap.query import changepoints as cp
     from kindex_olap.query.history import fetch_numpy
     from kindex_olap.query.steps import change_points_of
 
+    names = [f"{kind}_{series}_pvalue" for series in _SERIES for kind in ("cp", "quiet")]
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE kept_change_points AS " + _KEPT.format(fresh=FRESH),
+        [touched is None, touched],
+    ).fetchall()
     points = fetch_numpy(
         con,
         "SELECT series_key, point_key, log_mean, speedup_log_mean FROM ("
         f"  SELECT *, count(*) OVER (PARTITION BY series_key) AS points FROM {FRESH}) "
         "WHERE points >= ? "
+        "  AND series_key NOT IN (SELECT series_key FROM kept_change_points) "
         "ORDER BY series_key, coalesce(list_position(?, version), 0), first_observed, point_key",
         [cp.MIN_POINTS, order],
     )
@@ -109,11 +120,11 @@ def _add_change_points(con: duckdb.DuckDBPyConnection, order: list[str]) -> None
         found, quiet = change_points_of(points, _VALUES[series])
         columns[f"cp_{series}_pvalue"] = _nullable(found.tolist())
         columns[f"quiet_{series}_pvalue"] = _nullable(quiet.tolist())
-    names = list(columns)
     con.execute(
         "CREATE OR REPLACE TEMP TABLE fresh_change_points AS SELECT "
         "unnest(?::UBIGINT[]) AS series_key, unnest(?::VARCHAR[]) AS point_key, "
-        + ", ".join(f"unnest(?::DOUBLE[]) AS {name}" for name in names),  # fixed names
+        + ", ".join(f"unnest(?::DOUBLE[]) AS {name}" for name in columns)  # fixed names
+        + f" UNION ALL SELECT series_key, point_key, {', '.join(names)} FROM kept_change_points",
         [points["series_key"].tolist(), points["point_key"].tolist(), *columns.values()],
     ).fetchall()
     con.execute(
@@ -121,6 +132,28 @@ def _add_change_points(con: duckdb.DuckDBPyConnection, order: list[str]) -> None
         + ", ".join(f"c.{name}" for name in names)
         + f" FROM {FRESH} f LEFT JOIN fresh_change_points c USING (series_key, point_key)"
     ).fetchall()
+
+
+# The stored change points of the series of the touched environments whose points are the same
+# as the lake commit before stored (none on a full build: the first parameter).
+_KEPT = """
+WITH stored AS (
+    SELECT * FROM stored_history_points()
+    WHERE NOT ? AND list_contains(?::VARCHAR[], environment_digest)
+),
+compared AS (
+    SELECT coalesce(f.series_key, s.series_key) AS series_key,
+           bool_and(f.point_key IS NOT NULL AND s.point_key IS NOT NULL
+                    AND f.log_mean IS NOT DISTINCT FROM s.log_mean
+                    AND f.speedup_log_mean IS NOT DISTINCT FROM s.speedup_log_mean) AS same
+    FROM {fresh} f FULL JOIN stored s USING (series_key, point_key)
+    GROUP BY 1
+)
+SELECT series_key, point_key, cp_latency_pvalue, quiet_latency_pvalue, cp_speedup_pvalue,
+       quiet_speedup_pvalue
+FROM stored
+WHERE series_key IN (SELECT series_key FROM compared WHERE same)
+"""
 
 
 def _nullable(values: list[float]) -> list[float | None]:

@@ -172,6 +172,43 @@ def _implementation_clause(where: Where, column: str, name: str) -> None:
         where.add(f"{column} = ?", name)
 
 
+# the pairs a verb reads when the query names no baseline and no pairing option
+DEFAULT_BASELINE = "baseline_rule IS NOT NULL"
+DEFAULT_PAIRING = "pairing = 'latest'"
+
+
+def stored_summary_sql() -> str:
+    """The summary of every default pair of the lake commit (every implementation against its
+    cell's baseline, the newest runs), its template's columns: what layer_summary stores."""
+    spec = REGISTRY["summary"].sql
+    assert spec is not None and spec.template is not None
+    rows = f"SELECT * FROM {spec.view}_for(NULL, NULL, NULL) "
+    rows += f"WHERE {DEFAULT_BASELINE} AND {DEFAULT_PAIRING}"
+    return _without_comments(read_sql(spec.template)).replace("{cases}", rows)
+
+
+def compile_stored_summary(query: Query, options: Options) -> Compiled | None:
+    """`summary` read from the lake commit's layer_summary, when the query only chooses groups
+    of it (kernels, GPUs, passes, a candidate) and pairs the default way; None otherwise (a
+    shape filter or a named baseline changes what is bootstrapped)."""
+    if (
+        query.verb != "summary"
+        or query.baseline
+        or query.shape_filters
+        or options.version is not None
+        or options.all_pairs
+    ):
+        return None
+    where = where_of(query, Options(), scope=True)
+    where.clauses = [c for c in where.clauses if c not in (DEFAULT_BASELINE, DEFAULT_PAIRING)]
+    spec = REGISTRY["summary"].sql
+    assert spec is not None
+    sql = f"SELECT {spec.select}\nFROM layer_summary"
+    if where.clauses:
+        sql += "\nWHERE " + "\n  AND ".join(where.clauses)
+    return Compiled(sql=sql + f"\nORDER BY {spec.order}", params=tuple(where.params))
+
+
 def _pair_clauses(where: Where, query: Query, options: Options) -> None:
     if query.candidate:
         _implementation_clause(where, "candidate", query.candidate)
@@ -180,13 +217,13 @@ def _pair_clauses(where: Where, query: Query, options: Options) -> None:
         where.add("baseline = ?", query.baseline)
     else:
         # the cell's reference implementation, else its fastest one
-        where.add("baseline_rule IS NOT NULL")
+        where.add(DEFAULT_BASELINE)
     if options.all_pairs:
         where.add("pairing = 'same_version'")
     elif options.version is not None:
         where.add("pairing = 'same_version'")
         where.add("latest_in_version")
     else:
-        where.add("pairing = 'latest'")
+        where.add(DEFAULT_PAIRING)
     if options.version is not None:
         where.add("candidate_version = ?", options.version)

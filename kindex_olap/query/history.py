@@ -61,16 +61,29 @@ def select_points(
     environment, shape, provider, version) select, is_new those holding a run of `new_runs`
     (kindex check)."""
     selected = " AND ".join(clauses) or "true"
-    if stored_points(con, options):
-        source, arguments = "stored_history_points()", []
-    else:
-        source, arguments = "history_point_rows_for(NULL, ?)", [options.all_branches]
+    stored = stored_points(con, options)
+    is_new = "coalesce(list_has_any(run_ids, ?::VARCHAR[]), false)" if new_runs else "false"
+    columns = SELECTED_COLUMNS + STORED_COLUMNS if stored else SELECTED_COLUMNS
     sql = (
-        f"CREATE OR REPLACE TEMP TABLE history_selected AS SELECT *, ({selected}) AS in_query, "
-        f"coalesce(list_has_any(run_ids, ?::VARCHAR[]), false) AS is_new FROM {source}"
-    )
+        f"CREATE OR REPLACE TEMP TABLE history_selected AS SELECT {', '.join(columns)}, "
+        f"({selected}) AS in_query, {is_new} AS is_new FROM history_source"
+    )  # fixed names and clauses; the values are parameters
     try:
-        con.execute(sql, [*params, new_runs or [], *arguments]).fetchall()
+        if stored:  # read where it lies: the text columns only for the series shown
+            con.execute(
+                "CREATE OR REPLACE TEMP VIEW history_source AS "
+                "SELECT * FROM stored_history_points()"
+            ).fetchall()
+        else:
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE history_live_points AS "
+                "SELECT * FROM history_point_rows_for(NULL, ?)",
+                [options.all_branches],
+            ).fetchall()
+            con.execute(
+                "CREATE OR REPLACE TEMP VIEW history_source AS SELECT * FROM history_live_points"
+            ).fetchall()
+        con.execute(sql, [*params, *([new_runs] if new_runs else [])]).fetchall()
         # the noise model of every environment (computed once per connection)
         noise.materialize(con, None)
         if not _has_macro(con, "history_points"):
@@ -124,21 +137,32 @@ def ordered_versions(rows: list[tuple[str, datetime]]) -> list[str]:
     return [r[0] for r in [*parsed, *other]]
 
 
-# What the rules read of every point of the lake (the analysis is of the whole lake: one
-# correction over every step), and what the answers read only of the series they show (filled
-# in for those, None elsewhere): fetching text columns of every point into numpy cost more than
-# the query itself (1.4 s of 2.2 s for 100k points).
+# What history_selected holds of every point of the lake (the analysis is of the whole lake:
+# one correction over every step), read by history_points (sql/views/history_points.sql); the
+# answers read the text of a point (SHOWN_COLUMNS) only for the series they show.
+# Materializing every column of 1M points took 8 s, this 1.5 s.
+SELECTED_COLUMNS = (
+    "series_key", "point_key", "version", "first_observed", "last_observed",
+    "environment_digest", "kernel", "baseline_rule", "is_baseline", "runs", "median_ns",
+    "min_ns", "max_ns", "log_mean", "baseline_ns", "invocation_baseline_ns", "baseline_digest",
+    "baseline_digests", "speedup_runs", "speedup", "speedup_min", "speedup_max",
+    "speedup_log_mean",
+)  # fmt: skip
+# what the rules read of every point (fetched into numpy)
 ANALYSIS_COLUMNS = (
-    "series_key", "kernel", "is_baseline", "median_ns", "log_mean", "invocation_baseline_ns",
-    "baseline_digest", "baseline_digests", "speedup", "speedup_log_mean", "noise",
-    "speedup_noise", "in_query", "is_new",
+    "series_key", "kernel", "is_baseline", "runs", "median_ns", "min_ns", "max_ns",
+    "log_mean", "baseline_ns", "invocation_baseline_ns", "baseline_digest", "baseline_digests",
+    "speedup", "speedup_log_mean", "noise", "speedup_noise", "first_observed",
+    "last_observed", "in_query", "is_new",
 )  # fmt: skip
+# what the answers read of the points of the series they show: the text of history_points'
+# rows, then of history_source's (fetching text columns of every point into numpy cost more
+# than the query itself: 1.4 s of 2.2 s for 100k points)
+SHOWN_POINT_COLUMNS = ("version", "floor_source")
 SHOWN_COLUMNS = (
-    "pass", "gpu", "form_factor", "shape", "provider", "baseline", "version", "code_key",
-    "declared_code", "run_id", "runs", "p20_ns", "p80_ns", "min_ns", "max_ns", "baseline_ns",
-    "floor_source", "first_observed", "last_observed", "commits",
+    "pass", "gpu", "form_factor", "shape", "provider", "baseline", "code_key", "declared_code",
+    "run_id", "p20_ns", "p80_ns", "commits",
 )  # fmt: skip
-POINT_COLUMNS = ANALYSIS_COLUMNS + SHOWN_COLUMNS
 # the stored change points (layer_points, in version order)
 STORED_COLUMNS = (
     "cp_latency_pvalue", "cp_speedup_pvalue", "quiet_latency_pvalue", "quiet_speedup_pvalue",
@@ -149,40 +173,30 @@ def fetch_points(
     con: duckdb.DuckDBPyConnection, order: list[str], by_run: bool, stored: bool = False
 ) -> Columns:
     """The points of every selected series, in series and point order, as numpy columns
-    (NULL numbers as NaN, NULL text as None); SHOWN_COLUMNS only for the series that hold a
+    (NULL numbers as NaN, NULL text as None); the text columns only for the series that hold a
     point the query selects or a new run (None or NaN elsewhere). stored: with their stored
     change points."""
     analysis = ANALYSIS_COLUMNS + STORED_COLUMNS if stored else ANALYSIS_COLUMNS
-    try:
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE history_fetched AS SELECT "
-            f"{', '.join(analysis + SHOWN_COLUMNS)}, "  # fixed names
-            "row_number() OVER (ORDER BY series_key, point_index) - 1 AS point_row, "
-            "bool_or(in_query OR is_new) OVER (PARTITION BY series_key) AS shown "
-            "FROM history_points(?, ?)",
-            [order, by_run],
-        ).fetchall()
-    except duckdb.Error as e:
-        raise QueryError(f"history query failed: {e}") from e
     points = fetch_numpy(
-        con, f"SELECT {', '.join(analysis)} FROM history_fetched ORDER BY point_row", []
-    )  # fixed names
+        con, f"SELECT {', '.join(analysis)} FROM history_points(?, ?, false)", [order, by_run]
+    )  # fixed names; in series and point order
     shown = fetch_numpy(
         con,
-        f"SELECT point_row, {', '.join(SHOWN_COLUMNS)} FROM history_fetched WHERE shown "
-        "ORDER BY point_row",
-        [],
+        f"SELECT p.series_key, p.point_index, {', '.join('p.' + c for c in SHOWN_POINT_COLUMNS)}, "
+        f"{', '.join('s.' + c for c in SHOWN_COLUMNS)} "
+        "FROM history_points(?, ?, true) p JOIN history_source s USING (series_key, point_key)",
+        [order, by_run],
     )  # fixed names
-    rows = shown.pop("point_row").astype(np.intp)
-    total = len(points["series_key"])
+    # each shown point's row: its series' first row, then its place in the series
+    keys = points["series_key"]
+    rows = np.searchsorted(keys, shown.pop("series_key")) + shown.pop("point_index") - 1
     for name, values in shown.items():
+        full: NDArray[Any]
         if values.dtype.kind == "f":
-            full: NDArray[Any] = np.full(total, np.nan)
-        elif values.dtype.kind == "M":
-            full = np.full(total, np.datetime64("NaT"), dtype=values.dtype)
+            full = np.full(len(keys), np.nan)
         else:
-            full = np.full(total, None, dtype=object)
-        full[rows] = values
+            full = np.full(len(keys), None, dtype=object)
+        full[rows.astype(np.intp)] = values
         points[name] = full
     return points
 

@@ -54,14 +54,11 @@ HISTORY_COLUMNS = {
 
 def history_table(points: Columns, steps: list[Steps], by_run: bool) -> Table:
     """One row per selected point, with the steps into it."""
-    into = {
-        s.series: {int(t): (float(r), v) for t, r, v in zip(s.to, s.ratio, s.verdict, strict=True)}
-        for s in steps
-    }
+    into = {s.series: _step_into(s, len(points["series_key"])) for s in steps}
     rows = []
     for i in np.flatnonzero(points["in_query"]):
-        change, verdict = into["latency"].get(int(i), (math.nan, None))
-        s_change, s_verdict = into["speedup"].get(int(i), (math.nan, None))
+        change, verdict = _into(steps, into, "latency", int(i))
+        s_change, s_verdict = _into(steps, into, "speedup", int(i))
         head = (
             points["kernel"][i], points["pass"][i], _gpu(points, i), points["shape"][i],
             points["provider"][i], points["version"][i],
@@ -87,6 +84,24 @@ def history_table(points: Columns, steps: list[Steps], by_run: bool) -> Table:
             )  # fmt: skip
         rows.append(row)
     return Table(HISTORY_COLUMNS[by_run], rows)
+
+
+def _step_into(s: Steps, points: int) -> NDArray[np.intp]:
+    """Each point's step of `s` into it (-1: none)."""
+    out = np.full(points, -1, dtype=np.intp)
+    out[s.to] = np.arange(len(s.to))
+    return out
+
+
+def _into(
+    steps: list[Steps], into: dict[str, NDArray[np.intp]], series: str, point: int
+) -> tuple[float, str | None]:
+    """The ratio and verdict of the `series` step into `point` (NaN and None: none)."""
+    j = int(into[series][point])
+    if j < 0:
+        return math.nan, None
+    s = next(s for s in steps if s.series == series)
+    return float(s.ratio[j]), s.verdict[j]
 
 
 STEP_COLUMNS = [
@@ -140,9 +155,9 @@ def steps_table(
     for s in steps:
         value = points["median_ns"] / 1e6 if s.series == "latency" else points["speedup"]
         bound = np.log1p(rules.per_point(points["kernel"]))
-        for j, t in enumerate(s.to):
-            verdict = s.verdict[j]
-            if not keep[t] or not _wanted(verdict, verdicts):
+        for j in np.flatnonzero(keep[s.to]).tolist():  # the steps into points shown
+            t, verdict = s.to[j], s.verdict[j]
+            if not _wanted(verdict, verdicts):
                 continue
             if verdict.startswith("insufficient") and abs(s.log_change[j]) <= bound[t]:
                 continue

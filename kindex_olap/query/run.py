@@ -11,8 +11,15 @@ import duckdb
 
 from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.query import noise
-from kindex_olap.query.compile import Compiled, Options, compile_query, scope_arguments, where_of
-from kindex_olap.query.engine import connect, snapshot_of
+from kindex_olap.query.compile import (
+    Compiled,
+    Options,
+    compile_query,
+    compile_stored_summary,
+    scope_arguments,
+    where_of,
+)
+from kindex_olap.query.engine import connect, reads_layers, snapshot_of
 from kindex_olap.query.explain import explain_empty
 from kindex_olap.query.shorthand import Query, Vocabulary, parse
 from kindex_olap.query.verbs import HISTORY_VERBS, NOISE_VERBS, PAIR_VERBS
@@ -55,8 +62,9 @@ def run_query(
         query = parse(text, vocab)
         if query.verb in HISTORY_VERBS:
             return _history(con, query, options)
-        compiled = compile_query(query, options)
-        if query.verb in NOISE_VERBS:
+        stored = compile_stored_summary(query, options) if reads_layers(con) else None
+        compiled = stored or compile_query(query, options)
+        if query.verb in NOISE_VERBS and stored is None:
             noise.materialize(con, scope_arguments(query)[1])
         result = execute(con, compiled)
         result.verb = "runs serving" if query.serving else query.verb

@@ -216,10 +216,11 @@ def changepoint_tests(
     key = points["series_key"]
     bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
     length = np.repeat(np.diff(bounds), np.diff(bounds))  # each point's series length
-    by_to = {int(t): i for i, t in enumerate(steps.to)}
+    by_to = np.full(len(key), -1, dtype=np.intp)  # each point's step into it (-1: none)
+    by_to[steps.to] = np.arange(len(steps.to))
     for point in np.flatnonzero(np.isfinite(found)).tolist():
-        i = by_to.get(point)
-        if i is None:
+        i = int(by_to[point])
+        if i < 0:
             continue
         steps.changepoint[i] = True
         steps.cp_pvalue[i] = found[point]

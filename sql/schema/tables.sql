@@ -415,3 +415,30 @@ CREATE TABLE layer_points (
     quiet_latency_pvalue   DOUBLE,
     quiet_speedup_pvalue   DOUBLE
 );
+
+-- The summary of every default pair (every implementation against its cell's baseline, newest
+-- runs: sql/queries/summary.sql over them), computed whole by every lake commit from its other
+-- layers (kindex_olap.layers.summary): the floors it reads depend on the whole lake.
+CREATE TABLE layer_summary (
+    kernel             VARCHAR,
+    pass               VARCHAR,
+    gpu                VARCHAR,
+    form_factor        VARCHAR,
+    environment        VARCHAR,
+    environment_digest VARCHAR,
+    metric             VARCHAR,
+    statistic          VARCHAR,
+    baseline           VARCHAR,
+    candidate          VARCHAR,
+    baseline_rule      VARCHAR,
+    cases              BIGINT,
+    min_speedup        DOUBLE,
+    max_speedup        DOUBLE,
+    share_faster       DOUBLE,
+    within_noise       BIGINT,
+    single_timings     BIGINT,
+    geomean_speedup    DOUBLE,
+    geomean_lo         DOUBLE,
+    geomean_hi         DOUBLE,
+    verdict            VARCHAR
+);

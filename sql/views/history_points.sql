@@ -7,18 +7,21 @@
 --
 -- by_run = false orders a series' points by version (version_order: the labels in PEP 440
 -- order, labels that do not parse by first appearance), then by time; by_run = true by time.
--- point_index numbers the points in order.
+-- point_index numbers the points in order. shown_only: only the series that hold a point the
+-- query selects or a new run (what the answers show).
 -- Each point's noise is the noise model's (sql/views/noise.sql, issue 17), as a log half-width that
 -- holds 95 % of repeats: kindex_side_noise, i.e. with two or more runs their spread around the
 -- point's median, with one run its share of the class floor of its environment (floor_source
 -- says whether replicates, the pooled class or the documented default set it). A speedup point
 -- of one run carries both sides' noise (kindex_pair_noise); of several, its speedups' spread.
 
-CREATE OR REPLACE MACRO history_points(version_order, by_run) AS TABLE
+CREATE OR REPLACE MACRO history_points(version_order, by_run, shown_only) AS TABLE
 WITH
 p AS (
     SELECT *, coalesce(list_position(version_order, version), 0) AS version_rank
     FROM history_selected
+    WHERE NOT shown_only
+       OR series_key IN (SELECT series_key FROM history_selected WHERE in_query OR is_new)
 ),
 noisy AS (
     SELECT p.*,
