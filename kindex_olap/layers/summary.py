@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 
-import duckdb
-
 from kindex_olap.lake.transaction import Transaction, write_relation
+from kindex_olap.layers.connection import bounded_connection
 from kindex_olap.schema import LAYERS
 
 TABLE = "layer_summary"
@@ -32,9 +31,8 @@ def write_summary(tx: Transaction) -> int:
     # (the versions say which tables a reader finds; the layers' are set at commit)
     versions = {**pending.versions, **{t: pending.versions.get(t, 0) for t in LAYERS}}
     snapshot = dataclasses.replace(pending, versions=versions)
-    con = duckdb.connect(":memory:")
+    con = bounded_connection(tx)
     try:
-        con.execute("SET parquet_metadata_cache = true").fetchall()
         define_views(con, snapshot, lean=True)
         con.execute(f"CREATE TEMP TABLE fresh_{TABLE} AS {stored_summary_sql()}").fetchall()
         write_relation(tx, TABLE, con.table(f"fresh_{TABLE}"), replace=True)
