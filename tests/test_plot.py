@@ -159,3 +159,39 @@ def test_notebook_api_returns_the_same_chart(liger_history_lake: Path) -> None:
     (values,) = spec["datasets"].values()
     rows = json_rows(liger_history_lake, "speedup jsd b200")
     assert [{k: d[k] for k in rows[0]} for d in values] == rows
+
+
+def svg_texts(svg: str, role: str) -> list[str]:
+    """The texts of the marks of `role` (legend-label, title-text, ...), in drawing order."""
+    groups = re.findall(rf'<g class="mark-text role-{role}[^"]*"[^>]*>(.*?)</g>', svg, re.S)
+    return [t for g in groups for t in re.findall(r"<text[^>]*>([^<]*)</text>", g)]
+
+
+def test_legends_and_panels_in_natural_order(liger_history_lake: Path, tmp_path: Path) -> None:
+    """Legends, panels and heatmap rows read as the tables do: passes forward, backward,
+    full; shapes by their numbers (vocab4096 < ... < vocab131072), never in text order."""
+    lake = str(liger_history_lake)
+    svgs = {}
+    for name, text in {
+        "history": "history jsd h100-pcie fwd liger",
+        "speedup": "speedup jsd b200",
+        "latency": "latency kl_div h100-pcie",
+        "summary": "summary jsd",
+    }.items():
+        out = tmp_path / f"{name}.svg"
+        invoke("plot", text, "--lake", lake, "--out", str(out))
+        svgs[name] = out.read_text()
+    vocabs = [
+        int(m)
+        for t in svg_texts(svgs["history"], "legend-label")
+        for m in re.findall(r"vocab(\d+)", t)
+    ]
+    assert len(vocabs) == 6 and vocabs == sorted(vocabs), vocabs
+    speedup_lines = svg_texts(svgs["speedup"], "legend-label")
+    assert speedup_lines == ["forward", "backward", "full"], speedup_lines
+    panels = svg_texts(svgs["latency"], "title-text")[:-1]  # the last is the chart's title
+    assert panels == ["forward", "full"], panels
+    rows = [
+        t for t in svg_texts(svgs["summary"], "title-text") if t in ("forward", "backward", "full")
+    ]
+    assert rows == ["forward", "backward", "full"], rows

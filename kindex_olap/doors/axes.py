@@ -67,6 +67,37 @@ def ordinal_x(data: list[dict[str, Any]], title: str) -> dict[str, Any]:
     return {"field": "_x", "type": "ordinal", "title": title, "sort": sort}
 
 
+PASSES = ("forward", "backward", "full")  # the natural order of passes; others after them
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
+def natural_key(label: str) -> tuple[tuple[Any, ...], ...]:
+    """The natural order of a label (a line, a panel, a shape), part by ` · ` part: passes
+    forward, backward, full, then the rest; other text with its numbers taken out, then by
+    the numbers as numbers (vocab4096 < vocab131072), as the verbs' ORDER BY
+    (kindex_pass_order, kindex_shape_order)."""
+    key: list[tuple[Any, ...]] = []
+    for part in label.split(" · "):
+        if part in PASSES:
+            key.append((0, PASSES.index(part)))
+        else:
+            numbers = tuple(float(n) for n in _NUMBER.findall(part))
+            key.append((1, _NUMBER.sub("#", part), numbers, part))
+    return tuple(key)
+
+
+def natural_sort(data: list[dict[str, Any]], field: str) -> dict[str, Any]:
+    """A Vega-Lite sort that puts `field`'s values (lines of a legend, panels, facet rows) in
+    natural order. Like `ordinal_x`, the order travels as a number on each record
+    (`_<field>_order`), never as a list of names."""
+    values = sorted({str(d.get(field) or "") for d in data}, key=natural_key)
+    rank = {v: i for i, v in enumerate(values)}
+    order = f"_{field.lstrip('_')}_order"
+    for d in data:
+        d[order] = rank[str(d.get(field) or "")]
+    return {"field": order, "op": "min"}
+
+
 def _panel_x(data: list[dict[str, Any]]) -> tuple[str | None, str, list[str]]:
     parsed = [shape_axes(d.get("shape")) for d in data]
     names = sorted({k for p in parsed for k in p})
@@ -143,7 +174,12 @@ def facet(spec: dict[str, Any], data: list[dict[str, Any]], panel: str | None) -
     return {
         "data": {"values": data},
         "title": spec.get("title"),
-        "facet": {"field": panel, "type": "nominal", "title": None},
+        "facet": {
+            "field": panel,
+            "type": "nominal",
+            "title": None,
+            "sort": natural_sort(data, panel),
+        },
         "columns": 2,
         "spec": layers,
         "resolve": {"scale": {"x": "independent"}},
