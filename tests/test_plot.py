@@ -195,3 +195,27 @@ def test_legends_and_panels_in_natural_order(liger_history_lake: Path, tmp_path:
         t for t in svg_texts(svgs["summary"], "title-text") if t in ("forward", "backward", "full")
     ]
     assert rows == ["forward", "backward", "full"], rows
+
+
+def test_long_legend_labels_are_shown_whole(liger_history_lake: Path, tmp_path: Path) -> None:
+    """Lines told apart by a shape's other axes (batch, dilation, heads, hidden, kernel_size)
+    have labels too long for a legend beside the chart: it goes below, whole (it was cut to
+    `... kernel_s…`, hiding what tells two lines apart)."""
+    out = tmp_path / "fna.svg"
+    text = "speedup fused_neighborhood_attention h100"
+    invoke("plot", text, "--lake", str(liger_history_lake), "--out", str(out))
+    labels = svg_texts(out.read_text(), "legend-label")
+    assert len(labels) == 12 and not [t for t in labels if t.endswith("…")], labels
+    assert all(t.endswith(("kernel_size 7", "kernel_size 9")) for t in labels), labels
+
+
+def test_a_configuration_digest_is_not_a_workload_axis() -> None:
+    """Liger's newest shapes end in a digest of their configuration (`p08889236`, `pab45baa3`):
+    a name, never an axis `p` of 8889236 (which drew a numeric `p` into every legend)."""
+    from kindex_olap.doors.axes import shape_axes
+
+    label = "T4096-hidden_size1024-label_stride1-selected_tokens4-temperature1-bf16-p08889236"
+    axes = shape_axes(label)
+    assert "p" not in axes and axes["label"] == "p08889236"
+    assert axes["T"] == 4096 and axes["label_stride"] == 1
+    assert shape_axes("T4096-vocab_size151936-bf16-pab45baa3")["label"] == "pab45baa3"

@@ -13,6 +13,8 @@ MAX_PANELS = 24  # more kernels x GPUs than this in one picture is unreadable: f
 # `name1024`, `B4`, `num_experts32`: a workload axis and its value in a shape label
 _AXIS = re.compile(r"^([A-Za-z_]+?)_?(\d+(?:\.\d+)?)$")
 _DTYPE = re.compile(r"^(fp|bf|int|uint|float|e4m3|e5m2)\d*$|^na$", re.IGNORECASE)
+# `p08889236`, `pab45baa3`: a letter and a digest of the configuration, a name, not a measure
+_DIGEST = re.compile(r"^[a-z][0-9a-f]{8,}$")
 
 
 def shape_axes(label: str | None) -> dict[str, float | str]:
@@ -28,7 +30,7 @@ def shape_axes(label: str | None) -> dict[str, float | str]:
         match = _AXIS.match(part)
         if _DTYPE.match(part):
             axes["dtype"] = part
-        elif match:
+        elif match and not _DIGEST.match(part):
             axes[match.group(1)] = float(match.group(2))
         elif part:
             axes.setdefault("label", part)
@@ -98,6 +100,19 @@ def natural_sort(data: list[dict[str, Any]], field: str) -> dict[str, Any]:
     return {"field": order, "op": "min"}
 
 
+LEGEND_BESIDE = 40  # characters of the longest label that a legend beside the chart shows whole
+
+
+def legend(data: list[dict[str, Any]], field: str) -> dict[str, Any]:
+    """A legend beside the chart, or below it when a label is too long to show whole there
+    (a shape's other axes: `batch 2 dilation 1 heads 8 hidden 512 ...`): below, it has the
+    page's width and cuts no label short."""
+    longest = max((len(str(d.get(field) or "")) for d in data), default=0)
+    if longest <= LEGEND_BESIDE:
+        return {}
+    return {"orient": "bottom", "direction": "vertical", "labelLimit": 1200}
+
+
 def _panel_x(data: list[dict[str, Any]]) -> tuple[str | None, str, list[str]]:
     parsed = [shape_axes(d.get("shape")) for d in data]
     names = sorted({k for p in parsed for k in p})
@@ -117,7 +132,7 @@ def _panel_x(data: list[dict[str, Any]]) -> tuple[str | None, str, list[str]]:
     split = [n for n in varying if n != x]
     for d, p in zip(data, parsed, strict=True):
         d["_x"] = p[x]
-        d["_split"] = " ".join(f"{n} {number_label(p.get(n))}" for n in split)
+        d["_split"] = " ".join(f"{n} {number_label(p[n])}" for n in split if n in p)
     return x, constant, split
 
 

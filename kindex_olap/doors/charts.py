@@ -25,6 +25,7 @@ from kindex_olap.doors.axes import (
     constant_title,
     facet,
     gpu_label,
+    legend,
     line_label,
     natural_sort,
     ordinal_x,
@@ -76,6 +77,7 @@ def speedup(data: list[dict[str, Any]]) -> Chart:
         "type": "nominal",
         "title": line_title,
         "sort": natural_sort(data, "_line"),
+        "legend": legend(data, "_line"),
     }
     layers = _speedup_layers(x, y, color)
     spec = {
@@ -172,6 +174,7 @@ def latency(data: list[dict[str, Any]]) -> Chart:
         "type": "nominal",
         "title": "implementation",
         "sort": natural_sort(data, "_line"),
+        "legend": legend(data, "_line"),
     }
     title = constant_title(data, [("kernel",), ("pass",), ("_gpu",)])
     layers = [
@@ -238,6 +241,7 @@ def history(data: list[dict[str, Any]]) -> Chart:
         "title": "implementation · shape",
         "scale": {"range": LINE_PALETTE},
         "sort": natural_sort(data, "_line"),
+        "legend": legend(data, "_line"),
     }
     title = constant_title(data, [("kernel",), ("pass",), ("_gpu",)])
     baselines = sorted({str(d["baseline"]) for d in data if d.get("baseline")})
