@@ -28,6 +28,8 @@ from kindex_olap.doors.columns import (
     VERDICT_STYLES,
     header,
     interval_columns,
+    interval_text,
+    number,
     verb_columns,
 )
 from kindex_olap.query.verbs import VerbColumns
@@ -245,15 +247,8 @@ def is_numeric(values: list[Any]) -> bool:
     )
 
 
-def number(value: float) -> str:
-    """Two decimals in the usual range (3.66, 0.39), three significant digits outside it."""
-    return f"{value:.2f}" if 0.01 <= abs(value) < 1000 else f"{value:.3g}"
-
-
 def interval(lo: Any, hi: Any) -> str:
-    if lo is None or hi is None:
-        return ""
-    return f"[{number(lo)}, {number(hi)}]"
+    return interval_text(lo, hi)
 
 
 def text(name: str, value: Any) -> str:

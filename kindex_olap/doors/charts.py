@@ -408,7 +408,14 @@ def _geomean_color(data: list[dict[str, Any]]) -> dict[str, Any]:
         "field": "_shade",
         "type": "quantitative",
         "title": "geomean ×",
-        "legend": {"titleLimit": 200, "gradientLength": 120, "format": ".2~f"},
+        # the ends and the middle of the scale labelled (a log legend's own ticks are
+        # powers of ten: only `1` inside an 8x reach)
+        "legend": {
+            "titleLimit": 200,
+            "gradientLength": 120,
+            "format": ".2~f",
+            "values": [1 / reach, 1, reach],
+        },
         "scale": {
             "type": "log",
             "range": ["#b2182b", "#eeeeee", "#2166ac"],
@@ -452,6 +459,8 @@ def _heatmap(pair: str, subset: list[dict[str, Any]], color: dict[str, Any]) -> 
                 "type": "nominal",
                 "title": None,
                 "sort": natural_sort(subset, "pass"),
+                # level: a rotated label is wider than a row of one kernel, and overlapped
+                "header": {"labelAngle": 0, "labelAlign": "left"},
             }
         },
         "spec": layer,
