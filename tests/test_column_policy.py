@@ -217,3 +217,20 @@ def test_a_pair_name_left_out_to_fit_says_it_differs(run_lake: Path) -> None:
     text = " ".join(stderr.split())
     assert "baseline differs by row (liger_cutile, liger_triton, torch)" in text, text
     assert all(len(line) <= 100 for line in ANSI.sub("", stderr).splitlines())
+
+
+def test_a_history_at_80_columns_says_which_shape_each_row_is(
+    liger_history_lake: Path,
+) -> None:
+    """Where the answer leaves room for one key but not two, the one that tells most rows apart
+    is put back (the shapes; the versions follow at 100 columns): the history of jsd's forward
+    pass showed medians and verdicts with neither, so no row said what it measured."""
+    text = "history jsd h100-pcie fwd liger"
+    screen, _ = in_terminal(["query", text, "--lake", str(liger_history_lake)], 80)
+    _, head, rows = table_parts(screen)
+    assert head.startswith("shape"), head
+    vocabs = {m for row in rows for m in re.findall(r"b(\d+)-fp32", row)}
+    assert len(vocabs) == 6, rows
+    wider, _ = in_terminal(["query", text, "--lake", str(liger_history_lake)], 100)
+    _, head, _ = table_parts(wider)
+    assert "shape" in head and "version" in head, head

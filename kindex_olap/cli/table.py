@@ -412,7 +412,7 @@ def fit(
         if column.name in NAMES:
             column.floor = max(column.floor, min(_natural(column), NAME_FLOOR))
         if column.head:  # a verdict's first words say it; the row keys tell rows apart
-            least = HEAD_FLOOR + 1 if "verdict" in column.name else len("single timing…")
+            least = HEAD_FLOOR if "verdict" in column.name else len("single timing…")
             column.floor = max(len(column.header), min(_natural(column), least))
     dropped: list[str] = []
     _drop(columns, dropped, width, [c for c in columns if c.name in extra])
@@ -436,8 +436,27 @@ def fit(
         if column.name not in dropped and not _separates(column, columns, dropped, keys):
             dropped.append(column.name)
     _drop(columns, dropped, width, [c for c in columns if c.name not in keep])
+    _readmit(columns, dropped, width, keys | meaning)
     _grow(_left(columns, dropped), width)
     return dropped
+
+
+def _readmit(columns: list[Column], dropped: list[str], width: int, wanted: set[str]) -> None:
+    """Put back, at their floor, the row keys that leaving others out made room for: the
+    most telling first (most distinct values), so a history at 80 columns keeps its versions
+    when its shapes cannot fit."""
+    back = [c for c in columns if c.name in dropped and c.name in wanted]
+    # the room an evidence needs to say which side was timed once stays its own
+    evidence = [c for c in _left(columns, dropped) if c.head and "verdict" not in c.name]
+    for column in evidence:
+        column.width = max(column.width, distinct_floor(column.values, column))
+    for column in sorted(back, key=lambda c: -len(set(c.values))):
+        column.width = column.floor if not column.numeric else column.width
+        if total([*_left(columns, dropped), column]) <= width:
+            dropped.remove(column.name)
+    for column in evidence:  # and gives back what the line cannot hold
+        while total(_left(columns, dropped)) > width and column.width > column.floor:
+            column.width -= 1
 
 
 def _left(columns: list[Column], dropped: list[str]) -> list[Column]:
