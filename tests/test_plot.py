@@ -159,3 +159,63 @@ def test_notebook_api_returns_the_same_chart(liger_history_lake: Path) -> None:
     (values,) = spec["datasets"].values()
     rows = json_rows(liger_history_lake, "speedup jsd b200")
     assert [{k: d[k] for k in rows[0]} for d in values] == rows
+
+
+def svg_texts(svg: str, role: str) -> list[str]:
+    """The texts of the marks of `role` (legend-label, title-text, ...), in drawing order."""
+    groups = re.findall(rf'<g class="mark-text role-{role}[^"]*"[^>]*>(.*?)</g>', svg, re.S)
+    return [t for g in groups for t in re.findall(r"<text[^>]*>([^<]*)</text>", g)]
+
+
+def test_legends_and_panels_in_natural_order(liger_history_lake: Path, tmp_path: Path) -> None:
+    """Legends, panels and heatmap rows read as the tables do: passes forward, backward,
+    full; shapes by their numbers (vocab4096 < ... < vocab131072), never in text order."""
+    lake = str(liger_history_lake)
+    svgs = {}
+    for name, text in {
+        "history": "history jsd h100-pcie fwd liger",
+        "speedup": "speedup jsd b200",
+        "latency": "latency kl_div h100-pcie",
+        "summary": "summary jsd",
+    }.items():
+        out = tmp_path / f"{name}.svg"
+        invoke("plot", text, "--lake", lake, "--out", str(out))
+        svgs[name] = out.read_text()
+    vocabs = [
+        int(m)
+        for t in svg_texts(svgs["history"], "legend-label")
+        for m in re.findall(r"vocab(\d+)", t)
+    ]
+    assert len(vocabs) == 6 and vocabs == sorted(vocabs), vocabs
+    speedup_lines = svg_texts(svgs["speedup"], "legend-label")
+    assert speedup_lines == ["forward", "backward", "full"], speedup_lines
+    panels = svg_texts(svgs["latency"], "title-text")[:-1]  # the last is the chart's title
+    assert panels == ["forward", "full"], panels
+    rows = [
+        t for t in svg_texts(svgs["summary"], "title-text") if t in ("forward", "backward", "full")
+    ]
+    assert rows == ["forward", "backward", "full"], rows
+
+
+def test_long_legend_labels_are_shown_whole(liger_history_lake: Path, tmp_path: Path) -> None:
+    """Lines told apart by a shape's other axes (batch, dilation, heads, hidden, kernel_size)
+    have labels too long for a legend beside the chart: it goes below, whole (it was cut to
+    `... kernel_s…`, hiding what tells two lines apart)."""
+    out = tmp_path / "fna.svg"
+    text = "speedup fused_neighborhood_attention h100"
+    invoke("plot", text, "--lake", str(liger_history_lake), "--out", str(out))
+    labels = svg_texts(out.read_text(), "legend-label")
+    assert len(labels) == 12 and not [t for t in labels if t.endswith("…")], labels
+    assert all(t.endswith(("kernel_size 7", "kernel_size 9")) for t in labels), labels
+
+
+def test_a_configuration_digest_is_not_a_workload_axis() -> None:
+    """Liger's newest shapes end in a digest of their configuration (`p08889236`, `pab45baa3`):
+    a name, never an axis `p` of 8889236 (which drew a numeric `p` into every legend)."""
+    from kindex_olap.doors.axes import shape_axes
+
+    label = "T4096-hidden_size1024-label_stride1-selected_tokens4-temperature1-bf16-p08889236"
+    axes = shape_axes(label)
+    assert "p" not in axes and axes["label"] == "p08889236"
+    assert axes["T"] == 4096 and axes["label_stride"] == 1
+    assert shape_axes("T4096-vocab_size151936-bf16-pab45baa3")["label"] == "pab45baa3"

@@ -242,3 +242,32 @@ def test_real_pairs_never_cross_comparability_keys(liger_lake: Path) -> None:
         "OR b.metric <> c.metric OR b.unit <> c.unit"
     ).fetchall()
     assert crossing == [(0,)]
+
+
+@pytest.fixture(scope="module")
+def leaderboard_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The slice of KernelIndex's kernels-only export: GPU MODE's leaderboards, whose kernels
+    are spelled with hyphens (amd-fp8-mm)."""
+    from realdata import KERNELINDEX_SLICES
+
+    from kindex_olap.importers.kernelindex.convert import import_kernelindex
+
+    root = tmp_path_factory.mktemp("leaderboards")
+    import_kernelindex(str(KERNELINDEX_SLICES[1]), raw_dir=root / "raw", lake=root / "lake")
+    return root / "lake"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("word", ["amd-fp8-mm", "amd_fp8_mm", "AMD-FP8-MM"])
+def test_a_hyphenated_kernel_name_is_that_kernel(leaderboard_lake: Path, word: str) -> None:
+    """A leaderboard's name as the lake spells it (with hyphens) selects that kernel; it was
+    'unknown word ... did you mean: amd-fp8-mm', since only an underscored spelling was tried."""
+    vocab = load_vocabulary(connect(leaderboard_lake))
+    assert "amd-fp8-mm" in vocab.kernels
+    assert parse(f"speedup {word}", vocab).kernels == ("amd-fp8-mm",)
+    result = invoke("query", f"speedup {word}", "--lake", str(leaderboard_lake), "--format", "csv")
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    rows = list(csv.DictReader(result.stdout.splitlines()))  # type: ignore[attr-defined]
+    assert rows and {r["kernel"] for r in rows} == {"amd-fp8-mm"}
+    # a prefix with hyphens is a prefix too
+    assert parse("runs amd-fp8", vocab).kernels == ("amd-fp8-mm",)

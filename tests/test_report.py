@@ -100,7 +100,7 @@ def _sorts_by_click(page: Any, section: str) -> bool:
     column = headers.index("speedup")
     page.locator(f"{table} th").nth(column).click()
     cells = page.locator(f"{table} tbody tr td:nth-child({column + 1})").all_inner_texts()
-    values = [float(v) for v in cells]
+    values = [float(v.removesuffix("×")) for v in cells]
     return values == sorted(values) and len(values) > 1
 
 
@@ -153,10 +153,40 @@ def test_report_fits_1400_px(report: Path) -> None:
                 rendered = f"#{target} .chart[data-rendered='1']"
                 page.wait_for_selector(rendered, state="attached", timeout=60_000)
             scroll = page.evaluate("document.documentElement.scrollWidth")
+            broken = page.evaluate(_BROKEN_CELLS)
             legends = page.eval_on_selector_all(
                 ".chart svg .role-legend text", "els => els.map(e => e.textContent)"
             )
         finally:
             browser.close()
     assert scroll <= 1400, scroll
+    assert broken == [], broken[:5]
     assert legends and not [t for t in legends if t.endswith("…")], legends
+
+
+# headers and numbers that take more than one line (the page broke `runs` into `run`/`s` and
+# 4362 into 436/2 to squeeze a table)
+_BROKEN_CELLS = """[...document.querySelectorAll('th, td.n')].filter(c => {
+  const r = document.createRange(); r.selectNodeContents(c);
+  const tops = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
+  return tops.size > 1;
+}).map(c => c.textContent)"""
+
+
+def test_section_tables_use_the_terminal_tables_words(report: Path) -> None:
+    """A section's table reads as `kindex query` prints it: `interval±noise` as one column
+    (not speedup_lo and speedup_hi), ratios as `0.39×`, `cand ms`; passes in their order."""
+    html = report.read_text(encoding="utf-8")
+    start = html.index("<h3>jsd · NVIDIA B200 ")
+    table = html[start : html.index("</table>", start)]
+    headers = re.findall(r"<th>([^<]*)</th>", table)
+    assert {"speedup", "interval±noise", "verdict", "cand ms", "base ms"} <= set(headers)
+    assert not {"speedup_lo", "speedup_hi", "candidate_ms"} & set(headers), headers
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>", 1)[1])
+    cells = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in rows]
+    speedup, interval = headers.index("speedup"), headers.index("interval±noise")
+    assert all(re.fullmatch(r"\d+\.\d\d×", c[speedup]) for c in cells), cells[0]
+    assert all(re.fullmatch(r"\[\d+\.\d\d, \d+\.\d\d\]", c[interval]) for c in cells)
+    passes = [c[headers.index("pass")] for c in cells]
+    order = ["forward", "backward", "full"]
+    assert passes == sorted(passes, key=order.index), passes

@@ -32,10 +32,11 @@ def plot(
 ) -> None:
     """Chart the rows of `kindex query QUERY`: `kindex plot "speedup jsd b200" --out jsd.png`.
 
-    speedup: speedup against the varying workload axis, a line per pass, p20/p80 band, a
-    panel per GPU; latency, memory: value per implementation against shape; summary: a
-    kernel x GPU heatmap of geometric-mean speedups per pass, one per pair and metric;
-    history: latency and speedup against version (or run date), flagged steps marked.
+    speedup: speedup against the varying workload axis, a line per pass (and pair), the band
+    of the interval (p20/p80 widened by run-to-run noise), a panel per GPU; latency, memory:
+    value per implementation against shape; summary: a kernel x GPU heatmap of geometric-mean
+    speedups per pass, one per pair and metric; history: latency and speedup against version
+    (or run date), flagged steps marked.
     PNG and SVG render offline; HTML inlines its JavaScript (opens with no network).
     """
     from kindex_olap.doors.plot import query_chart

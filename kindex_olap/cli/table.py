@@ -28,6 +28,8 @@ from kindex_olap.doors.columns import (
     VERDICT_STYLES,
     header,
     interval_columns,
+    interval_text,
+    number,
     verb_columns,
 )
 from kindex_olap.query.verbs import VerbColumns
@@ -40,6 +42,9 @@ SHORT_WORD = 10  # text no wider than this is never shortened
 NAME_FLOOR = 24  # a name is never shortened below this; the column is left out whole instead
 HEAD_FLOOR = len("environment shift")  # a verdict or evidence keeps its first words
 SOFT_WIDTH = 14  # text is shortened below this only when leaving out numbers is not enough
+# the names of what a row compares, and where: where they differ by row, a row cannot be read
+# without them, so other text is shortened to its floor before they are left out
+PAIR = ("candidate", "baseline", "gpu", "kernel")
 _ANSI = {"green": "\x1b[32m", "red": "\x1b[31m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
 _RESET = "\x1b[0m"
 
@@ -93,6 +98,9 @@ class Table:
     shown: list[Column] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     dropped_to_fit: list[str] = field(default_factory=list)
+    # a name that says what a row compares (candidate, baseline), left out to fit although it
+    # differs by row: its values, said on stderr
+    differing: dict[str, list[str]] = field(default_factory=dict)
 
     def notes(self, width: int | None) -> list[str]:
         """One stderr line naming what was left out, if anything."""
@@ -104,12 +112,16 @@ class Table:
         if self.dropped_to_fit:
             parts.append(f"to fit {width} columns: {', '.join(self.dropped_to_fit)}")
         more = "--format csv shows every column" if not self.left_out else "--wide adds them"
-        note = f"columns left out: {'; '.join(parts)} ({more})"
+        notes = [f"columns left out: {'; '.join(parts)} ({more})"]
+        notes += [
+            f"{name} differs by row ({', '.join(values)}); --format csv shows each row's"
+            for name, values in self.differing.items()
+        ]
         if width is None:
-            return [note]
+            return notes
         import textwrap
 
-        return textwrap.wrap(note, width, break_on_hyphens=False)
+        return [line for n in notes for line in textwrap.wrap(n, width, break_on_hyphens=False)]
 
 
 def terminal_width(out: TextIO) -> int | None:
@@ -158,10 +170,22 @@ def render(
     if width is not None:
         keys = set(spec.keys) if spec else set()
         table.dropped_to_fit = fit(shown, width, keep=keep, keys=keys, extra=extra)
+        table.differing = {
+            c.name: _some(sorted(set(c.values)))
+            for c in shown
+            if c.name in table.dropped_to_fit and c.name in PAIR and len(set(c.values)) > 1
+        }
         shown = [c for c in shown if c.name not in table.dropped_to_fit]
     table.shown = shown
     table.lines.extend(body(shown, len(rows), color))
     return table
+
+
+def _some(values: list[str], most: int = 6) -> list[str]:
+    """The first `most` values, and how many more there are."""
+    if len(values) <= most:
+        return values
+    return [*values[:most], f"{len(values) - most} more"]
 
 
 def _chosen(
@@ -245,15 +269,8 @@ def is_numeric(values: list[Any]) -> bool:
     )
 
 
-def number(value: float) -> str:
-    """Two decimals in the usual range (3.66, 0.39), three significant digits outside it."""
-    return f"{value:.2f}" if 0.01 <= abs(value) < 1000 else f"{value:.3g}"
-
-
 def interval(lo: Any, hi: Any) -> str:
-    if lo is None or hi is None:
-        return ""
-    return f"[{number(lo)}, {number(hi)}]"
+    return interval_text(lo, hi)
 
 
 def text(name: str, value: Any) -> str:
@@ -381,9 +398,11 @@ def fit(
     """Make a line fit `width`; returns the names of the columns left out. In order, until it
     fits: leave out the `extra` columns (--wide's), from the end; shorten text to a readable
     width; leave out numbers that are not the answer, from the end, then text whose absence
-    keeps every row's visible key distinct (an environment named like its GPU);
-    shorten text down to where two values would read the same; leave out the rest but the
-    row `keys`, then those. Names are never shortened, and answer columns never left out."""
+    keeps every row's visible key distinct (an environment named like its GPU), but not the
+    names of what a row compares where they differ by row (`PAIR`); shorten text down to
+    where two values would read the same; leave out the rest but the row `keys` and those
+    names, then those names where other keys still tell rows apart, then the keys. Names are
+    never shortened, and answer columns never left out."""
     keys, extra = keys or set(), extra or set()
     shrinkable = [c for c in columns if not c.numeric]
     for column in shrinkable:
@@ -393,7 +412,7 @@ def fit(
         if column.name in NAMES:
             column.floor = max(column.floor, min(_natural(column), NAME_FLOOR))
         if column.head:  # a verdict's first words say it; the row keys tell rows apart
-            least = HEAD_FLOOR + 1 if "verdict" in column.name else len("single timing…")
+            least = HEAD_FLOOR if "verdict" in column.name else len("single timing…")
             column.floor = max(len(column.header), min(_natural(column), least))
     dropped: list[str] = []
     _drop(columns, dropped, width, [c for c in columns if c.name in extra])
@@ -401,16 +420,43 @@ def fit(
     # numbers that are not the answer go before names that say what a row compares (a
     # candidate, a baseline), even where other keys already tell the rows apart
     _drop(columns, dropped, width, [c for c in columns if c.numeric and c.name not in keep])
+    meaning = {c.name for c in columns if c.name in PAIR and len(set(c.values)) > 1}
     for column in reversed([c for c in columns if not c.numeric and c.name not in keep]):
+        if total(_left(columns, dropped)) <= width:
+            break
+        if column.name in meaning:
+            continue
+        if column.name not in dropped and not _separates(column, columns, dropped, keys):
+            dropped.append(column.name)
+    _shrink(_left(shrinkable, dropped), _left(columns, dropped), width, soft=False)
+    _drop(columns, dropped, width, [c for c in columns if c.name not in keep | keys | meaning])
+    for column in reversed([c for c in columns if c.name in meaning]):  # before a shape
         if total(_left(columns, dropped)) <= width:
             break
         if column.name not in dropped and not _separates(column, columns, dropped, keys):
             dropped.append(column.name)
-    _shrink(_left(shrinkable, dropped), _left(columns, dropped), width, soft=False)
-    _drop(columns, dropped, width, [c for c in columns if c.name not in keep | keys])
     _drop(columns, dropped, width, [c for c in columns if c.name not in keep])
+    _readmit(columns, dropped, width, keys | meaning)
     _grow(_left(columns, dropped), width)
     return dropped
+
+
+def _readmit(columns: list[Column], dropped: list[str], width: int, wanted: set[str]) -> None:
+    """Put back, at their floor, the row keys that leaving others out made room for: the
+    most telling first (most distinct values), so a history at 80 columns keeps its versions
+    when its shapes cannot fit."""
+    back = [c for c in columns if c.name in dropped and c.name in wanted]
+    # the room an evidence needs to say which side was timed once stays its own
+    evidence = [c for c in _left(columns, dropped) if c.head and "verdict" not in c.name]
+    for column in evidence:
+        column.width = max(column.width, distinct_floor(column.values, column))
+    for column in sorted(back, key=lambda c: -len(set(c.values))):
+        column.width = column.floor if not column.numeric else column.width
+        if total([*_left(columns, dropped), column]) <= width:
+            dropped.remove(column.name)
+    for column in evidence:  # and gives back what the line cannot hold
+        while total(_left(columns, dropped)) > width and column.width > column.floor:
+            column.width -= 1
 
 
 def _left(columns: list[Column], dropped: list[str]) -> list[Column]:

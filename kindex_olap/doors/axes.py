@@ -13,6 +13,8 @@ MAX_PANELS = 24  # more kernels x GPUs than this in one picture is unreadable: f
 # `name1024`, `B4`, `num_experts32`: a workload axis and its value in a shape label
 _AXIS = re.compile(r"^([A-Za-z_]+?)_?(\d+(?:\.\d+)?)$")
 _DTYPE = re.compile(r"^(fp|bf|int|uint|float|e4m3|e5m2)\d*$|^na$", re.IGNORECASE)
+# `p08889236`, `pab45baa3`: a letter and a digest of the configuration, a name, not a measure
+_DIGEST = re.compile(r"^[a-z][0-9a-f]{8,}$")
 
 
 def shape_axes(label: str | None) -> dict[str, float | str]:
@@ -28,7 +30,7 @@ def shape_axes(label: str | None) -> dict[str, float | str]:
         match = _AXIS.match(part)
         if _DTYPE.match(part):
             axes["dtype"] = part
-        elif match:
+        elif match and not _DIGEST.match(part):
             axes[match.group(1)] = float(match.group(2))
         elif part:
             axes.setdefault("label", part)
@@ -67,6 +69,50 @@ def ordinal_x(data: list[dict[str, Any]], title: str) -> dict[str, Any]:
     return {"field": "_x", "type": "ordinal", "title": title, "sort": sort}
 
 
+PASSES = ("forward", "backward", "full")  # the natural order of passes; others after them
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
+def natural_key(label: str) -> tuple[tuple[Any, ...], ...]:
+    """The natural order of a label (a line, a panel, a shape), part by ` · ` part: passes
+    forward, backward, full, then the rest; other text with its numbers taken out, then by
+    the numbers as numbers (vocab4096 < vocab131072), as the verbs' ORDER BY
+    (kindex_pass_order, kindex_shape_order)."""
+    key: list[tuple[Any, ...]] = []
+    for part in label.split(" · "):
+        if part in PASSES:
+            key.append((0, PASSES.index(part)))
+        else:
+            numbers = tuple(float(n) for n in _NUMBER.findall(part))
+            key.append((1, _NUMBER.sub("#", part), numbers, part))
+    return tuple(key)
+
+
+def natural_sort(data: list[dict[str, Any]], field: str) -> dict[str, Any]:
+    """A Vega-Lite sort that puts `field`'s values (lines of a legend, panels, facet rows) in
+    natural order. Like `ordinal_x`, the order travels as a number on each record
+    (`_<field>_order`), never as a list of names."""
+    values = sorted({str(d.get(field) or "") for d in data}, key=natural_key)
+    rank = {v: i for i, v in enumerate(values)}
+    order = f"_{field.lstrip('_')}_order"
+    for d in data:
+        d[order] = rank[str(d.get(field) or "")]
+    return {"field": order, "op": "min"}
+
+
+LEGEND_BESIDE = 40  # characters of the longest label that a legend beside the chart shows whole
+
+
+def legend(data: list[dict[str, Any]], field: str) -> dict[str, Any]:
+    """A legend beside the chart, or below it when a label is too long to show whole there
+    (a shape's other axes: `batch 2 dilation 1 heads 8 hidden 512 ...`): below, it has the
+    page's width and cuts no label short."""
+    longest = max((len(str(d.get(field) or "")) for d in data), default=0)
+    if longest <= LEGEND_BESIDE:
+        return {}
+    return {"orient": "bottom", "direction": "vertical", "labelLimit": 1200}
+
+
 def _panel_x(data: list[dict[str, Any]]) -> tuple[str | None, str, list[str]]:
     parsed = [shape_axes(d.get("shape")) for d in data]
     names = sorted({k for p in parsed for k in p})
@@ -86,7 +132,7 @@ def _panel_x(data: list[dict[str, Any]]) -> tuple[str | None, str, list[str]]:
     split = [n for n in varying if n != x]
     for d, p in zip(data, parsed, strict=True):
         d["_x"] = p[x]
-        d["_split"] = " ".join(f"{n} {number_label(p.get(n))}" for n in split)
+        d["_split"] = " ".join(f"{n} {number_label(p[n])}" for n in split if n in p)
     return x, constant, split
 
 
@@ -143,7 +189,12 @@ def facet(spec: dict[str, Any], data: list[dict[str, Any]], panel: str | None) -
     return {
         "data": {"values": data},
         "title": spec.get("title"),
-        "facet": {"field": panel, "type": "nominal", "title": None},
+        "facet": {
+            "field": panel,
+            "type": "nominal",
+            "title": None,
+            "sort": natural_sort(data, panel),
+        },
         "columns": 2,
         "spec": layers,
         "resolve": {"scale": {"x": "independent"}},

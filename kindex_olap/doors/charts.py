@@ -3,7 +3,8 @@
 panel). Plain dicts: no altair import on the CLI path (`doors.render` draws them).
 
 - speedup: speedup against the workload axis that varies (log2 when numeric), one line per
-  pass (or pair), a p20/p80 band, a reference line at 1.0, a panel per GPU; log2 y.
+  pass (or pair), a band of the interval (the runs' p20/p80 widened by run-to-run noise, as
+  the table's `interval±noise`), a reference line at 1.0, a panel per GPU; log2 y.
 - latency, memory: value against shape, one line per implementation (p20/p80 error bars for
   latency; memory rows carry one value per side); log y past a 20x spread.
 - history: latency (median, p20/p80 bars) and speedup against the named baseline (log2)
@@ -24,7 +25,9 @@ from kindex_olap.doors.axes import (
     constant_title,
     facet,
     gpu_label,
+    legend,
     line_label,
+    natural_sort,
     ordinal_x,
     panels,
     titled,
@@ -69,12 +72,18 @@ def speedup(data: list[dict[str, Any]]) -> Chart:
         "title": "speedup (baseline / candidate)",
         "scale": {"type": "log", "base": 2},
     }
-    color = {"field": "_line", "type": "nominal", "title": line_title}
+    color = {
+        "field": "_line",
+        "type": "nominal",
+        "title": line_title,
+        "sort": natural_sort(data, "_line"),
+        "legend": legend(data, "_line"),
+    }
     layers = _speedup_layers(x, y, color)
     spec = {
         "title": titled(
             "speedup" + (f" · {title}" if title else ""),
-            "p20–p80 band; above 1: the candidate is faster"
+            "band: p20–p80 widened by run-to-run noise; above 1: the candidate is faster"
             + (f" · {constant_axes}" if constant_axes else ""),
         ),
         "width": WIDTH,
@@ -87,7 +96,7 @@ def speedup(data: list[dict[str, Any]]) -> Chart:
 def _speedup_layers(
     x: dict[str, Any], y: dict[str, Any], color: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """Lines, points, the p20-p80 band, and the reference rule at 1.0."""
+    """Lines, points, the interval's band, and the reference rule at 1.0."""
     tooltip = [
         {"field": f, "type": "nominal" if f in ("shape", "verdict", "pass") else "quantitative"}
         for f in ("shape", "pass", "speedup", "speedup_lo", "speedup_hi", "verdict")
@@ -160,7 +169,13 @@ def latency(data: list[dict[str, Any]]) -> Chart:
         d["_line"] = line_label(d, line_parts)
     values = [v for d in data for v in (d["p20_ms"], d["p80_ms"], d["median_ms"]) if v]
     y = value_y(min(values), max(values), "median_ms", "latency, median (ms)")
-    color = {"field": "_line", "type": "nominal", "title": "implementation"}
+    color = {
+        "field": "_line",
+        "type": "nominal",
+        "title": "implementation",
+        "sort": natural_sort(data, "_line"),
+        "legend": legend(data, "_line"),
+    }
     title = constant_title(data, [("kernel",), ("pass",), ("_gpu",)])
     layers = [
         {
@@ -225,6 +240,8 @@ def history(data: list[dict[str, Any]]) -> Chart:
         "type": "nominal",
         "title": "implementation · shape",
         "scale": {"range": LINE_PALETTE},
+        "sort": natural_sort(data, "_line"),
+        "legend": legend(data, "_line"),
     }
     title = constant_title(data, [("kernel",), ("pass",), ("_gpu",)])
     baselines = sorted({str(d["baseline"]) for d in data if d.get("baseline")})
@@ -391,7 +408,14 @@ def _geomean_color(data: list[dict[str, Any]]) -> dict[str, Any]:
         "field": "_shade",
         "type": "quantitative",
         "title": "geomean ×",
-        "legend": {"titleLimit": 200, "gradientLength": 120, "format": ".2~f"},
+        # the ends and the middle of the scale labelled (a log legend's own ticks are
+        # powers of ten: only `1` inside an 8x reach)
+        "legend": {
+            "titleLimit": 200,
+            "gradientLength": 120,
+            "format": ".2~f",
+            "values": [1 / reach, 1, reach],
+        },
         "scale": {
             "type": "log",
             "range": ["#b2182b", "#eeeeee", "#2166ac"],
@@ -429,6 +453,17 @@ def _heatmap(pair: str, subset: list[dict[str, Any]], color: dict[str, Any]) -> 
         "data": {"values": subset},
         "title": pair,
         # a row per pass: the width is the GPUs', so a report page of many GPUs stays narrow
-        "facet": {"row": {"field": "pass", "type": "nominal", "title": None}},
+        "facet": {
+            "row": {
+                "field": "pass",
+                "type": "nominal",
+                "title": None,
+                "sort": natural_sort(subset, "pass"),
+                # level: a rotated label is wider than a row of one kernel, and overlapped
+                "header": {"labelAngle": 0, "labelAlign": "left"},
+            }
+        },
         "spec": layer,
+        # each pass lists only the kernels it has cells for
+        "resolve": {"scale": {"y": "independent"}},
     }

@@ -7,6 +7,8 @@ and Markdown ignore them: they keep every column.
 
 from __future__ import annotations
 
+from typing import Any
+
 from kindex_olap.query.verbs import VERB_COLUMNS, VerbColumns
 
 _GPU = ("gpu", "form_factor", "environment")
@@ -129,3 +131,15 @@ def interval_columns(columns: list[str]) -> dict[str, tuple[str, str]]:
             )
             found[display] = (name, f"{stem}_hi")
     return found
+
+
+def number(value: float) -> str:
+    """Two decimals in the usual range (3.66, 0.39), three significant digits outside it."""
+    return f"{value:.2f}" if 0.01 <= abs(value) < 1000 else f"{value:.3g}"
+
+
+def interval_text(lo: Any, hi: Any) -> str:
+    """`[0.11, 0.15]`, or empty when a bound is missing."""
+    if lo is None or hi is None:
+        return ""
+    return f"[{number(lo)}, {number(hi)}]"

@@ -16,7 +16,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from kindex_olap.doors.columns import INTERVALS
+from kindex_olap.doors import columns as cols
+from kindex_olap.doors.columns import INTERVALS, RATIOS, header, interval_text
 from kindex_olap.doors.plot import chart_for
 from kindex_olap.doors.records import records
 from kindex_olap.doors.render import full_spec, inline_json, vega_bundle
@@ -163,22 +164,49 @@ def _kernel_section(
 
 
 def _speedup_table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
-    """The section's speedup rows: the verb's columns less the heading's; a column with one
-    value on every row is said once above the table (the page stays 1400 px wide)."""
-    shown: list[str] = []
-    for name in VERB_COLUMNS["speedup"].show:
-        if name in _SECTION_KEYS:
-            continue
-        shown.extend(INTERVALS.get(name, (name,)))
+    """The section's speedup rows in the terminal table's words: the verb's columns less the
+    heading's, ratios as `0.39×`, the interval as one `interval±noise` column; a column with
+    one value on every row is said once above the table (the page stays 1400 px wide)."""
+    present = set(columns)
+    shown = [
+        name
+        for name in VERB_COLUMNS["speedup"].show
+        if name not in _SECTION_KEYS and present.issuperset(INTERVALS.get(name, (name,)))
+    ]
     data = records(columns, rows)
-    shown = [c for c in shown if c in columns]
-    answer = {"speedup", "speedup_lo", "speedup_hi", "verdict"}
-    same = [c for c in shown if c not in answer and len({str(d[c]) for d in data}) == 1]
+    shown = [c for c in shown if any(_text(c, d) for d in data)]  # no column of blanks
+    answer = {"speedup", "speedup_interval", "verdict"}
+    same = [c for c in shown if c not in answer and len({_text(c, d) for d in data}) == 1]
     if len(data) < 2:
         same = []
-    shared = " · ".join(f"{c} {data[0][c]}" for c in same if data[0][c] not in (None, ""))
+    shared = " · ".join(f"{header(c)} {_text(c, data[0])}" for c in same if _text(c, data[0]))
     caption = f"<p class='note'>every row: {escape(shared)}</p>" if shared else ""
-    return caption + html_table([c for c in shown if c not in same], data, "rows")
+    kept = [c for c in shown if c not in same]
+    head = "".join(f"<th>{escape(header(c))}</th>" for c in kept)
+    body = "".join("<tr>" + "".join(_display_cell(c, d) for c in kept) + "</tr>" for d in data)
+    return (
+        f"{caption}<table class='rows sortable'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{body}</tbody></table>"
+    )
+
+
+def _text(name: str, d: dict[str, Any]) -> str:
+    """A cell as the terminal table writes it: `0.39×`, `[0.35, 0.44]`, `5.784`."""
+    if name in INTERVALS:
+        lo, hi = INTERVALS[name]
+        return interval_text(d.get(lo), d.get(hi))
+    value = d.get(name)
+    if isinstance(value, float):
+        return f"{cols.number(value)}×" if name in RATIOS else f"{value:.4g}"
+    return "" if value is None else str(value)
+
+
+def _display_cell(name: str, d: dict[str, Any]) -> str:
+    """A cell with its sort value (a ratio by value, an interval by its low end)."""
+    key = d.get(INTERVALS[name][0]) if name in INTERVALS else d.get(name)
+    if isinstance(key, int | float) and not isinstance(key, bool):
+        return f"<td class='n' data-v='{key!r}'>{escape(_text(name, d))}</td>"
+    return f"<td>{escape(_text(name, d))}</td>"
 
 
 def html_table(columns: Sequence[str], data: list[dict[str, Any]], css: str) -> str:
@@ -202,7 +230,8 @@ def _cell(value: Any) -> str:
 
 _CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1400px}
 table{border-collapse:collapse;margin:.5em 0;max-width:100%}
-th,td{padding:2px 8px;border-bottom:1px solid #ddd;overflow-wrap:anywhere}
+th,td{padding:2px 8px;border-bottom:1px solid #ddd;overflow-wrap:break-word}
+th,td.n{white-space:nowrap}
 .chart{max-width:100%}
 th{cursor:pointer;text-align:left;background:#f4f4f4}td.n{text-align:right}
 .index li{margin:.2em 0}.note{color:#666}section{border-top:2px solid #ccc;margin-top:2em}

@@ -14,7 +14,8 @@ Grammar: a verb, then filters in any order.
              environment is selected and reported on its own
     pass     forward/fwd, backward/bwd, full
     A vs B   candidate A against baseline B (providers: liger, torch, huggingface/hf, ...);
-             default: liger against each cell's reference implementation (see sql/views/views.sql)
+             default: every implementation against each cell's baseline (its reference
+             implementation, else its fastest)
     shape    AXIS OP NUMBER against workload axes (vocab=128256, tokens>=4096), or
              dtype=bf16 / shape=LABEL
     serving  (runs only) list the serving runs (MLPerf) instead of kernel runs; they are kept
@@ -272,10 +273,15 @@ def resolve_kernel(word: str, vocab: Vocabulary) -> list[str]:
     """Kernels that `word` names: an exact kernel name alone (jsd is also Liger's family of
     jsd, fused_linear_jsd and distill_jsd_loss, but `speedup jsd` means the kernel); else the
     union of the alias's kernels and the family's operations (rmsnorm: Liger's rms_norm and
-    every rmsnorm operation); else a unique prefix (ambiguity is an error)."""
-    word = word.replace("-", "_")
+    every rmsnorm operation); else a unique prefix (ambiguity is an error). A '-' and a '_'
+    read alike (fused-linear-jsd, amd_fp8_mm), and a name written as the lake spells it
+    (GPU MODE's amd-fp8-mm) is that kernel."""
     if word in vocab.kernels:
         return [word]
+    word = _underscored(word)
+    spelled = [k for k in vocab.kernels if _underscored(k) == word]
+    if spelled:
+        return spelled
     named: list[str] = []
     alias = KERNEL_ALIASES.get(word)
     if alias and alias.endswith("*"):
@@ -285,7 +291,7 @@ def resolve_kernel(word: str, vocab: Vocabulary) -> list[str]:
     named.extend(_family(word, vocab))
     if named:
         return sorted(dict.fromkeys(named))
-    matches = [k for k in vocab.kernels if k.startswith(word)]
+    matches = [k for k in vocab.kernels if _underscored(k).startswith(word)]
     if len(matches) > 1:
         raise QueryError(
             f"kernel {word!r} is ambiguous: it starts {len(matches)} kernels",
@@ -294,9 +300,13 @@ def resolve_kernel(word: str, vocab: Vocabulary) -> list[str]:
     return matches
 
 
+def _underscored(name: str) -> str:
+    return name.replace("-", "_")
+
+
 def _family(word: str, vocab: Vocabulary) -> list[str]:
     for name, kernels in vocab.families.items():
-        if word == name.replace("-", "_"):
+        if word == _underscored(name):
             return [k for k in kernels if k in vocab.kernels]
     return []
 
