@@ -61,6 +61,8 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
     try:
         define_views(con, tx.pending(), live=True)
         touched = None if full or not tx.base.has_layers else _touched_environments(con, tx)
+        if touched is not None and _every_environment(con, touched):
+            touched = None  # one full build costs less than replacing every partition
         everything = touched is None
         partitions: set[str | None] | None = None if touched is None else set(touched)
         rows: dict[str, int] = {}
@@ -123,6 +125,12 @@ def _touched_environments(con: duckdb.DuckDBPyConnection, tx: Transaction) -> li
     if None in found:
         return None
     return sorted(str(digest) for digest in found)
+
+
+def _every_environment(con: duckdb.DuckDBPyConnection, touched: list[str]) -> bool:
+    """Whether `touched` names every environment of the lake commit being made."""
+    sql = "SELECT count(DISTINCT environment_digest) FROM runs WHERE environment_digest IS NOT NULL"
+    return len(set(touched)) >= int(con.execute(sql).fetchall()[0][0])
 
 
 def _read_after(con: duckdb.DuckDBPyConnection, view: str, table: str, everything: bool) -> None:

@@ -33,10 +33,12 @@ def write_points(con: duckdb.DuckDBPyConnection, tx: Transaction, touched: list[
     `con`'s views read, with their change points, and write them into `tx`. Returns the rows
     written."""
     _compute(con, touched)
-    if touched is not None and _version_order_moved(con, touched):
-        touched = None  # the stored change points were found in another order
+    # the stored change points were found in the order of the lake commit before
+    moved = _version_order_moved(con, touched)
+    if moved and touched is not None:
+        touched = None  # every environment's series may be ordered otherwise now
         _compute(con, touched)
-    _add_change_points(con, _order(con, touched, fresh_only=False), touched)
+    _add_change_points(con, _order(con, touched, before=False), reuse=not moved)
     names = [name for name, _ in column_types()[TABLE]]
     relation = con.sql(f"SELECT {', '.join(names)} FROM {FRESH}")  # names from tables.sql
     partitions: set[str | None] | None = None if touched is None else set(touched)
@@ -44,15 +46,13 @@ def write_points(con: duckdb.DuckDBPyConnection, tx: Transaction, touched: list[
     return int(con.execute(f"SELECT count(*) FROM {FRESH}").fetchall()[0][0])
 
 
-def _order(
-    con: duckdb.DuckDBPyConnection, touched: list[str] | None, fresh_only: bool
-) -> list[str]:
-    """The version order of the lake commit being made: the fresh points of the touched
-    environments and the stored ones of the others (fresh_only=False), or of the stored points
-    alone (the lake commit before: fresh_only=True reads only layer_points)."""
+def _order(con: duckdb.DuckDBPyConnection, touched: list[str] | None, before: bool) -> list[str]:
+    """The version order of the lake commit being made (the fresh points of the touched
+    environments and the stored ones of the others), or with `before` of the lake commit
+    before it (its stored points alone)."""
     from kindex_olap.query.history import ordered_versions
 
-    if fresh_only:
+    if before:
         source = "SELECT version, first_observed FROM layer_points"
         params: list[Any] = []
     elif touched is None:
@@ -74,24 +74,37 @@ def _order(
 
 
 def _compute(con: duckdb.DuckDBPyConnection, touched: list[str] | None) -> None:
+    """The points of the `touched` environments (None: every one) into FRESH, one environment
+    at a time: an environment's series are its own, and the points' aggregates (medians, lists
+    of runs) do not spill, so 1M runs at once ran out of a 512 MB limit."""
+    environments = touched
+    if environments is None:
+        rows = con.execute(
+            "SELECT DISTINCT environment_digest FROM runs ORDER BY 1 NULLS FIRST"
+        ).fetchall()
+        environments = [row[0] for row in rows]
+    whole = not environments or environments[0] is None  # a run without one: no filter names it
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE {FRESH} AS "
-        "SELECT * FROM history_point_rows_for(?::VARCHAR[], false)",
-        [touched],
+        "SELECT * FROM history_point_rows_for(?::VARCHAR[], false) " + ("" if whole else "LIMIT 0"),
+        [None if whole else environments[:1]],
     ).fetchall()
+    for digest in [] if whole else environments:
+        con.execute(
+            f"INSERT INTO {FRESH} SELECT * FROM history_point_rows_for(?::VARCHAR[], false)",
+            [[digest]],
+        ).fetchall()
 
 
-def _version_order_moved(con: duckdb.DuckDBPyConnection, touched: list[str]) -> bool:
+def _version_order_moved(con: duckdb.DuckDBPyConnection, touched: list[str] | None) -> bool:
     """Whether the lake commit being made orders the labels the stored points hold otherwise
     than the lake commit before did."""
-    before = _order(con, touched, fresh_only=True)
+    before = _order(con, touched, before=True)
     held = set(before)
-    return [label for label in _order(con, touched, fresh_only=False) if label in held] != before
+    return [label for label in _order(con, touched, before=False) if label in held] != before
 
 
-def _add_change_points(
-    con: duckdb.DuckDBPyConnection, order: list[str], touched: list[str] | None
-) -> None:
+def _add_change_points(con: duckdb.DuckDBPyConnection, order: list[str], reuse: bool) -> None:
     """Add the cp_* and quiet_* columns of the fresh points: each series of MIN_POINTS or more
     points tested in version order, as the read path orders them (sql/views/history_points.sql).
     A series whose points the lake commit before stored with the same values (same points, same
@@ -104,7 +117,7 @@ def _add_change_points(
     names = [f"{kind}_{series}_pvalue" for series in _SERIES for kind in ("cp", "quiet")]
     con.execute(
         "CREATE OR REPLACE TEMP TABLE kept_change_points AS " + _KEPT.format(fresh=FRESH),
-        [touched is None, touched],
+        [reuse],
     ).fetchall()
     points = fetch_numpy(
         con,
@@ -134,12 +147,12 @@ def _add_change_points(
     ).fetchall()
 
 
-# The stored change points of the series of the touched environments whose points are the same
-# as the lake commit before stored (none on a full build: the first parameter).
+# The stored change points of the series recomputed whose points are the same as the lake
+# commit before stored (none when the parameter is false).
 _KEPT = """
 WITH stored AS (
     SELECT * FROM stored_history_points()
-    WHERE NOT ? AND list_contains(?::VARCHAR[], environment_digest)
+    WHERE ? AND environment_digest IN (SELECT DISTINCT environment_digest FROM {fresh})
 ),
 compared AS (
     SELECT coalesce(f.series_key, s.series_key) AS series_key,
