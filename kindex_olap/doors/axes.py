@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kindex_olap.errors import QueryError
+from kindex_olap.natural import natural_key
 
 MAX_PANELS = 24  # more kernels x GPUs than this in one picture is unreadable: filter first
 # `name1024`, `B4`, `num_experts32`: a workload axis and its value in a shape label
@@ -67,25 +68,6 @@ def ordinal_x(data: list[dict[str, Any]], title: str) -> dict[str, Any]:
         d["_x_order"] = order.setdefault(d["_x"], len(order))
     sort = {"field": "_x_order", "op": "min"}
     return {"field": "_x", "type": "ordinal", "title": title, "sort": sort}
-
-
-PASSES = ("forward", "backward", "full")  # the natural order of passes; others after them
-_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
-
-
-def natural_key(label: str) -> tuple[tuple[Any, ...], ...]:
-    """The natural order of a label (a line, a panel, a shape), part by ` · ` part: passes
-    forward, backward, full, then the rest; other text with its numbers taken out, then by
-    the numbers as numbers (vocab4096 < vocab131072), as the verbs' ORDER BY
-    (kindex_pass_order, kindex_shape_order)."""
-    key: list[tuple[Any, ...]] = []
-    for part in label.split(" · "):
-        if part in PASSES:
-            key.append((0, PASSES.index(part)))
-        else:
-            numbers = tuple(float(n) for n in _NUMBER.findall(part))
-            key.append((1, _NUMBER.sub("#", part), numbers, part))
-    return tuple(key)
 
 
 def natural_sort(data: list[dict[str, Any]], field: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from kindex_olap.natural import natural_key
 from kindex_olap.query import changepoints as cp
 from kindex_olap.query.steps import Columns, Rules, Steps
 
@@ -83,6 +84,7 @@ def history_table(points: Columns, steps: list[Steps], by_run: bool) -> Table:
                 points["first_observed"][i].item(), points["last_observed"][i].item(),
             )  # fmt: skip
         rows.append(row)
+    rows.sort(key=lambda row: row_order(row[:5]))  # stable: each series' points stay in order
     return Table(HISTORY_COLUMNS[by_run], rows)
 
 
@@ -166,9 +168,11 @@ def steps_table(
     return Table(list(STEP_COLUMNS), rows)
 
 
-def row_order(row: tuple[Any, ...]) -> tuple[str, ...]:
-    """Step rows by kernel, pass, GPU, shape, implementation, series and earlier version."""
-    return tuple("" if v is None else str(v) for v in row[:7])
+def row_order(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Step rows (and history rows) by kernel, pass, GPU, shape and implementation in natural
+    order (forward before backward, vocab4096 before vocab131072), then series; a stable sort
+    keeps each series' steps in its points' order (its versions in order)."""
+    return tuple(natural_key("" if v is None else str(v)) for v in row[:6])
 
 
 def step_row(points: Columns, s: Steps, j: int, value: NDArray[Any]) -> tuple[Any, ...]:
