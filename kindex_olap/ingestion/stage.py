@@ -81,11 +81,13 @@ def stage_chunk(
     *,
     fast: bool = True,
     into: ChunkResult | None = None,
+    seq_starts: dict[int, int] | None = None,
 ) -> ChunkResult:
     """Validate and identify every document of a chunk; problems and failures become rejects.
 
     Results are added to `into` when given. `fast=False` takes the general path for every
-    document (tests compare the two). The one-decode path runs in two passes: every bundle is
+    document (tests compare the two). Sequence numbers count from `first_seq`, and from
+    `seq_starts[i]` on from item i (a batch of small files: each file in a block of its own). The one-decode path runs in two passes: every bundle is
     decoded and checked but its string patterns (`_prepare_fast`), then the patterns of the
     whole chunk are checked once per distinct string, then the documents are staged in order.
     """
@@ -93,6 +95,8 @@ def stage_chunk(
     prepared = _prepare_chunk(items, verify) if fast else {}
     seq = first_seq
     for number, item in enumerate(items):
+        if seq_starts and number in seq_starts:
+            seq = seq_starts[number]
         counts = result.per_file.setdefault(item.path, [0, 0])
         if isinstance(item, Problem):
             counts[1] += 1
