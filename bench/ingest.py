@@ -206,6 +206,10 @@ def run(n: int, work: Path, only: str | None, given: Path | None = None) -> None
         report("DuckDB, the lake's tables sorted (sorted)", n, ordered)
         measured = timed(kindex("ingest", str(jsonl), "--lake", str(lake)))
         report("kindex ingest, one JSONL file", n, measured, (raw, ordered))
+        bare = work / f"lake-{n}-no-layers"
+        measured = timed([sys.executable, "-c", ADD_WITHOUT_LAYERS, str(jsonl), str(bare)])
+        report("  the same, library call, no layers' update", n, measured, (raw, ordered))
+        shutil.rmtree(bare)
         if given is None:
             jsonl.unlink()
     if only in (None, "files"):
