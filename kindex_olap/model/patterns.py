@@ -219,7 +219,10 @@ class PatternCheck:
     """Which strings fail their pattern, checked once per distinct string: a bounded memory of
     strings known to match, per pattern, and `re.search` (what msgspec calls) for the rest."""
 
-    LIMIT = 100_000  # strings remembered per pattern; forgotten all at once when full
+    # Strings remembered per pattern, forgotten all at once when full. Names and external ids
+    # never repeat, so a large memory only holds them: at 100,000 a pattern, a staging process
+    # held 30-40 MB more (1M ingest: 910 MiB peak for the process tree against 801 before).
+    LIMIT = 20_000
 
     def __init__(self, patterns: list[str]) -> None:
         self._compiled = [re.compile(p) for p in patterns]
