@@ -16,7 +16,10 @@ also the kernel's own peak of the largest single process) of:
   - kindex ingest of one JSONL file (full validation, identity digests, dedup, rejects);
   - kindex ingest of one seed-text file per bundle (N/10 files for N >= 1M: file count, not
     size, is what this path measures);
-and the time to add 1k new bundles to the lake just built. Every path runs in its own process.
+and the time to add 1k new bundles to the lake just built: through the CLI (what a user
+waits for, the layers' update included), and as a library call with the layers' update off (the
+layers are another part's cost: kindex_olap/layers), both as a whole process and inside the
+call. Every path runs in its own process.
 """
 
 from __future__ import annotations
@@ -56,6 +59,17 @@ FROM read_ndjson(getvariable('src'), columns = {
   'protocol': 'JSON', 'environment': 'JSON', 'display': 'VARCHAR'})
 ''')
 rel.write_parquet(sys.argv[2], compression='zstd')
+"""
+
+# Adding bundles as a library call, the layers' update off; prints the call's wall and CPU seconds.
+ADD_WITHOUT_LAYERS = r"""
+import sys, time
+from kindex_olap.ingestion import pipeline
+from kindex_olap.layers import build
+build.needs_update = lambda tx: False
+wall, cpu = time.perf_counter(), time.process_time()
+pipeline.ingest([sys.argv[1]], sys.argv[2])
+print(time.perf_counter() - wall, time.process_time() - cpu)
 """
 
 SORTED_BASELINE = r"""
@@ -110,12 +124,13 @@ class Measured:
     cpu: float  # user + system seconds of the process and its children
     tree_rss: float  # MiB: the largest sum of RSS over the process and its descendants
     max_rss: float  # MiB: the kernel's peak of the largest single process
+    stdout: bytes = b""
 
 
 def timed(command: list[str]) -> Measured:
     """Run a command to its end, sampling the RSS of it and its descendants."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     peak = 0
     while True:
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
@@ -130,7 +145,8 @@ def timed(command: list[str]) -> Measured:
         )
     # the usage of a waited process includes the children it waited for (the workers)
     cpu = usage.ru_utime + usage.ru_stime
-    return Measured(seconds, cpu, peak / 2**20, usage.ru_maxrss / 1024)
+    out = process.stdout.read() if process.stdout else b""
+    return Measured(seconds, cpu, peak / 2**20, usage.ru_maxrss / 1024, out)
 
 
 def tree_rss(root: int) -> int:
@@ -190,6 +206,10 @@ def run(n: int, work: Path, only: str | None, given: Path | None = None) -> None
         report("DuckDB, the lake's tables sorted (sorted)", n, ordered)
         measured = timed(kindex("ingest", str(jsonl), "--lake", str(lake)))
         report("kindex ingest, one JSONL file", n, measured, (raw, ordered))
+        bare = work / f"lake-{n}-no-layers"
+        measured = timed([sys.executable, "-c", ADD_WITHOUT_LAYERS, str(jsonl), str(bare)])
+        report("  the same, library call, no layers' update", n, measured, (raw, ordered))
+        shutil.rmtree(bare)
         if given is None:
             jsonl.unlink()
     if only in (None, "files"):
@@ -202,6 +222,12 @@ def run(n: int, work: Path, only: str | None, given: Path | None = None) -> None
         extra = write_jsonl(1000, work / "extra.jsonl", start=n + 10_000_000)
         measured = timed(kindex("ingest", str(extra), "--lake", str(lake)))
         report(f"add 1k new bundles to the {n:,}-run lake", 1000, measured)
+        extra = write_jsonl(1000, work / "extra2.jsonl", start=n + 20_000_000)
+        script = [sys.executable, "-c", ADD_WITHOUT_LAYERS, str(extra), str(lake)]
+        measured = timed(script)
+        report("  the same, library call, no layers' update", 1000, measured)
+        call_wall, call_cpu = (float(x) for x in measured.stdout.split())
+        print(f"{'    inside the call':<46} {'':>11} {call_wall:7.2f} s  cpu {call_cpu:7.2f} s")
     print(f"load average after: {os.getloadavg()[0]:.1f}", flush=True)
 
 

@@ -54,21 +54,25 @@ def stage_job(job: Job) -> JobResult:
 
 
 def _stage_files(files: list[tuple[str, int, int]], verify: bool, first_seq: int) -> JobResult:
-    """A batch of small files, each read and hashed here, in a sequence block of its own."""
+    """A batch of small files, each read and hashed here, in a sequence block of its own; their
+    documents are staged as one chunk (the string patterns are checked once for the batch)."""
     result = JobResult(ChunkResult())
+    items: list[Document | Problem] = []
+    seq_starts: dict[int, int] = {}
     for number, (path, size, mtime) in enumerate(files):
         seq = first_seq + number * FILE_SEQ_STRIDE
+        seq_starts[len(items)] = seq
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
         except OSError as e:
-            items: list[Document | Problem] = [Problem(path, None, f"unreadable file: {e}")]
+            items.append(Problem(path, None, f"unreadable file: {e}"))
             row = file_row(path, size, mtime, None)
         else:
-            items = list(read_documents(path, data))
+            items.extend(read_documents(path, data))
             row = file_row(path, size, mtime, hashlib.sha256(data).hexdigest())
-        stage_chunk(items, verify, seq, into=result.chunk)
         result.files.append((row, seq // FILE_SEQ_STRIDE))
+    stage_chunk(items, verify, first_seq, into=result.chunk, seq_starts=seq_starts)
     return result
 
 

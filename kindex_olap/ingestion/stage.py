@@ -7,6 +7,7 @@ flattens earlier batches.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from msgspec import UNSET, Struct, UnsetType
 from kindex_olap.ingestion.sources import KEEP_REJECTED_BYTES, Document, Problem
 from kindex_olap.model import facts as flatten
 from kindex_olap.model.canonical import CanonicalizationError, document_digest
+from kindex_olap.model.patterns import PatternCheck, PatternFree, Strings
 from kindex_olap.model.validate import (
     DIMENSION_KINDS,
     PROVENANCE_KIND,
@@ -79,23 +81,35 @@ def stage_chunk(
     *,
     fast: bool = True,
     into: ChunkResult | None = None,
+    seq_starts: dict[int, int] | None = None,
 ) -> ChunkResult:
     """Validate and identify every document of a chunk; problems and failures become rejects.
 
     Results are added to `into` when given. `fast=False` takes the general path for every
-    document (tests compare the two).
+    document (tests compare the two). Sequence numbers count from `first_seq`, and from
+    `seq_starts[i]` on from item i (a batch of small files: each file in a block of its own). The one-decode path runs in two passes: every bundle is
+    decoded and checked but its string patterns (`_prepare_fast`), then the patterns of the
+    whole chunk are checked once per distinct string, then the documents are staged in order.
     """
     result = ChunkResult() if into is None else into
+    prepared = _prepare_chunk(items, verify) if fast else {}
     seq = first_seq
-    for item in items:
+    for number, item in enumerate(items):
+        if seq_starts and number in seq_starts:
+            seq = seq_starts[number]
         counts = result.per_file.setdefault(item.path, [0, 0])
         if isinstance(item, Problem):
             counts[1] += 1
             result.rejects.append(_reject(item.path, item.line, item.reason, item.text))
             continue
         counts[0] += 1
+        ready = prepared.get(number)
+        if ready is not None:
+            _finish_fast(ready, item, seq, result)
+            seq += 1
+            continue
         try:
-            _stage(item, verify, seq, result, fast)
+            _stage(item, verify, seq, result)
             seq += 1
         except (ValidationError, CanonicalizationError) as e:
             counts[1] += 1
@@ -107,10 +121,8 @@ def _reject(path: str, line: int | None, reason: str, text: bytes) -> Reject:
     return Reject(path, line, reason, text[:KEEP_REJECTED_BYTES])
 
 
-def _stage(doc: Document, verify: bool, seq: int, result: ChunkResult, fast: bool) -> None:
-    if fast and _stage_fast(doc, verify, seq, result):
-        result.fast += 1
-        return
+def _stage(doc: Document, verify: bool, seq: int, result: ChunkResult) -> None:
+    """The general path: parse, check for repeated keys, validate, canonicalize."""
     obj = parse_document(doc.text)
     dims = result.dimensions
     if obj.get("kind") == PROVENANCE_KIND:
@@ -142,30 +154,71 @@ class _Envelope(Struct, forbid_unknown_fields=True, omit_defaults=True):
     display: Text200 | UnsetType = UNSET
 
 
-_ENVELOPE = msgspec.json.Decoder(_Envelope)
+_ENVELOPE = msgspec.json.Decoder(_Envelope)  # the whole schema (bench/validation_floor.py)
+# The same schema without its string patterns, which are checked apart, per distinct string
+# (model/patterns.py: msgspec's per-string regex call was most of the decode's time).
+_TWIN = PatternFree(_Envelope)
+_ENVELOPE_TWIN: msgspec.json.Decoder[Any] = msgspec.json.Decoder(_TWIN.type)
+_PATTERNS = PatternCheck(_TWIN.patterns)
 _ENCODE = msgspec.json.Encoder().encode
 _ENCODE_SORTED = msgspec.json.Encoder(order="sorted").encode
 _RUN_HEAD = b'{"apiVersion":"kernelindex.dev/v1alpha1","kind":"BenchmarkRun","metadata":'
 _CORE_HEAD = b'{"apiVersion":"kernelindex.dev/v1alpha1","kind":"BenchmarkRun","spec":'  # sorted
 
 
-def _stage_fast(doc: Document, verify: bool, seq: int, result: ChunkResult) -> bool:
-    """Stage a bundle in one typed decode, without building Python dicts; False when the
-    document needs the general path (which also gives the precise reason for a reject).
+@dataclass
+class _Ready:
+    """A bundle the one-decode path proved valid but for its string patterns: what staging it
+    needs, and the strings that must match the schema's patterns."""
 
-    Every check of the general path is made: the typed decode does the schema (unknown and
-    missing fields, types, patterns, bounds). Duplicate keys, which a decoder silently resolves
-    by keeping the last, are found by counting strings: in a document without a backslash every
-    '"' delimits a string, and re-encoding what was decoded gives back every string of every
-    member that was kept, so a dropped member (a repeated key) shows as missing quotes.
+    bundle: Bundle
+    run_id: str
+    run_json: bytes
+    latency: dict[str, int]
+
+
+def _prepare_chunk(items: list[Document | Problem], verify: bool) -> dict[int, _Ready]:
+    """The chunk's bundles that the one-decode path stages (by position); the rest take the
+    general path, which also gives the precise reason for a reject."""
+    prepared: dict[int, _Ready] = {}
+    strings = _TWIN.new_strings()
+    starts: list[tuple[int, ...]] = []  # per prepared bundle, where its strings start
+    for number, item in enumerate(items):
+        if isinstance(item, Document):
+            start = tuple(map(len, strings))
+            ready = _prepare_fast(item, verify, strings)
+            if ready is not None:
+                prepared[number] = ready
+                starts.append(start)
+    failing = _PATTERNS.failing(strings)
+    if any(failing):  # some string breaks its pattern: leave the bundles that hold one
+        numbers = list(prepared)
+        for pattern, bad in enumerate(failing):
+            column = [start[pattern] for start in starts]
+            for index, value in enumerate(strings[pattern]):
+                if value in bad:
+                    prepared.pop(numbers[bisect.bisect_right(column, index) - 1], None)
+    return prepared
+
+
+def _prepare_fast(doc: Document, verify: bool, chunk_strings: Strings) -> _Ready | None:
+    """Decode a bundle in one typed decode, without building Python dicts, and make every check
+    of the general path but the schema's string patterns (their strings are added to
+    `chunk_strings` and kept in the result); None when the document needs the general path.
+
+    The typed decode does the schema (unknown and missing fields, types, bounds). Duplicate
+    keys, which a decoder silently resolves by keeping the last, are found by counting strings:
+    in a document without a backslash every '"' delimits a string, and re-encoding what was
+    decoded gives back every string of every member that was kept, so a dropped member (a
+    repeated key) shows as missing quotes.
     """
     text = doc.text
     if b"\\" in text:
-        return False
+        return None
     try:
-        envelope = _ENVELOPE.decode(text)
+        envelope = _ENVELOPE_TWIN.decode(text)
     except (msgspec.ValidationError, msgspec.DecodeError):
-        return False
+        return None
     run = envelope.run
     # The run re-encoded in two parts: its spec in sorted (RFC 8785) key order, which is also
     # the body of its identity, and its metadata. apiVersion and kind are validated literals.
@@ -177,29 +230,37 @@ def _stage_fast(doc: Document, verify: bool, seq: int, result: ChunkResult) -> b
     if envelope.display is not UNSET:
         expected += 4
     if text.count(b'"') != expected:
-        return False
+        return None
     spec = run.spec
     protocol = _shared(protocol_text, BenchmarkProtocol)
     environment = _shared(environment_text, ExecutionEnvironment)
     if protocol is None or environment is None:
-        return False
+        return None
     if verify and (protocol[1] != spec.protocolDigest or environment[1] != spec.environmentDigest):
-        return False
+        return None
     if not flatten.spec_numbers_plain(spec):
-        return False
-    run_id = "sha256:" + hashlib.sha256(_CORE_HEAD + spec_json + b"}").hexdigest()
+        return None
     bundle = Bundle(run, protocol[0], environment[0], envelope.display)
     try:
         check_date(spec.observedAt, "$.run.spec.observedAt")
         latency = latency_ns(bundle)
     except ValidationError:
-        return False
-    facts = run_facts(bundle, run_id, latency, doc, seq)
-    result.lines.append(b'{"k":' + orjson.dumps(facts) + b',"r":' + run_json + b"}")
+        return None
+    _TWIN.collect(envelope, chunk_strings)
+    run_id = "sha256:" + hashlib.sha256(_CORE_HEAD + spec_json + b"}").hexdigest()
+    return _Ready(bundle, run_id, run_json, latency)
+
+
+def _finish_fast(ready: _Ready, doc: Document, seq: int, result: ChunkResult) -> None:
+    """Stage a bundle that `_prepare_chunk` proved valid."""
+    bundle = ready.bundle
+    facts = run_facts(bundle, ready.run_id, ready.latency, doc, seq)
+    result.lines.append(b'{"k":' + orjson.dumps(facts) + b',"r":' + ready.run_json + b"}")
+    spec = bundle.run.spec
     dims = result.dimensions
-    dims.setdefault("protocols", {}).setdefault(spec.protocolDigest, protocol[0])
-    dims.setdefault("environments", {}).setdefault(spec.environmentDigest, environment[0])
-    return True
+    dims.setdefault("protocols", {}).setdefault(spec.protocolDigest, bundle.protocol)
+    dims.setdefault("environments", {}).setdefault(spec.environmentDigest, bundle.environment)
+    result.fast += 1
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

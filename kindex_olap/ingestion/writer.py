@@ -27,9 +27,12 @@ FILE_ROWS_AS_JSON = 10_000  # more ingested_files rows than this go through Arro
 REJECTS_MEMORY_LIMIT = "128MB"
 
 
-def ingested_files(snapshot: Snapshot) -> tuple[dict[str, tuple[int, int]], set[str]]:
-    """Files already ingested: path -> (size, mtime_ns), and the set of their content hashes."""
-    con = duckdb.connect()
+def ingested_files(
+    snapshot: Snapshot, connection: duckdb.DuckDBPyConnection | None = None
+) -> tuple[dict[str, tuple[int, int]], set[str]]:
+    """Files already ingested: path -> (size, mtime_ns), and the set of their content hashes
+    (read on a cursor of `connection` when given)."""
+    con = duckdb.connect() if connection is None else connection.cursor()
     try:
         table = read_table(con, "ingested_files", snapshot.files("ingested_files"))
         rows = table.select("path, size, mtime_ns, sha256").fetchall()
@@ -69,7 +72,7 @@ class BatchWriter:
         self.tx = tx
         self.con = duckdb.connect(":memory:")
         if share_cpu:
-            self._run("SET threads = 1")
+            self.share_cpu()
         self._run("SET memory_limit = ?", [MEMORY_LIMIT])
         self._run("SET preserve_insertion_order = false")
         # A partitioned write holds up to this many rows per partition before it flushes them
@@ -81,6 +84,19 @@ class BatchWriter:
         self._run(read_sql("ingest/work_tables.sql"))
         self.ingested_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
         self.staged_runs = 0
+
+    def release(self) -> None:
+        """Drop the work tables (their memory and spill files); the connection stays usable."""
+        tables = self._run("SELECT table_name FROM duckdb_tables() WHERE NOT internal")
+        for (name,) in tables:  # the work database's own tables (schema/tables.sql, ingest/)
+            self._run(f'DROP TABLE "{name}"')
+
+    def close(self) -> None:
+        self.con.close()
+
+    def share_cpu(self) -> None:
+        """Flatten batches on one thread: staging processes are busy on every core."""
+        self._run("SET threads = 1")
 
     def _run(self, sql: str, params: list[Any] | None = None) -> list[Any]:
         # DuckDB 2 wants every result consumed before the next statement on a connection.

@@ -10,7 +10,14 @@ import msgspec
 import orjson
 from msgspec import UNSET
 
-from kindex_olap.model.canonical import canonical_json, plain_number, sorted_json
+from kindex_olap.model.canonical import (
+    FAST_FLOAT_MAX,
+    FAST_FLOAT_MIN,
+    MAX_SAFE_INTEGER,
+    canonical_json,
+    plain_number,
+    sorted_json,
+)
 
 if TYPE_CHECKING:
     from kindex_olap.model.validate import Bundle, RunSpec
@@ -111,7 +118,19 @@ def _struct_free_numbers(spec: RunSpec) -> list[Any]:
 
 
 def _all_plain(numbers: list[Any]) -> bool:
-    return all(map(plain_number, numbers))
+    """`all(map(plain_number, numbers))`, with the two common types checked inline (a call per
+    number was 2.4k instructions, a tenth of staging a bundle)."""
+    for value in numbers:
+        kind = type(value)
+        if kind is float:
+            if value.is_integer() or not FAST_FLOAT_MIN <= abs(value) < FAST_FLOAT_MAX:
+                return False
+        elif kind is int:
+            if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+                return False
+        elif not plain_number(value):
+            return False
+    return True
 
 
 def _free_numbers(spec: dict[str, Any]) -> list[Any]:
