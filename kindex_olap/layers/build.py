@@ -20,7 +20,7 @@ import duckdb
 from kindex_olap.lake.store import Lake
 from kindex_olap.lake.tables import scan_sql
 from kindex_olap.lake.transaction import Transaction, transaction, write_relation
-from kindex_olap.layers.connection import bounded_connection
+from kindex_olap.layers.connection import layer_connection
 from kindex_olap.layers.points import TABLE as POINTS
 from kindex_olap.layers.points import write_points
 from kindex_olap.layers.summary import TABLE as SUMMARY
@@ -57,7 +57,7 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
     """Write the layers of the lake commit `tx` is about to make into `tx` (before its commit):
     the environments it added runs to, or every one when `full` or the lake has none yet."""
     started = time.perf_counter()
-    con = bounded_connection(tx)
+    con = layer_connection(tx)
     try:
         define_views(con, tx.pending(), live=True)
         touched = None if full or not tx.base.has_layers else _touched_environments(con, tx)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from kindex_olap.lake.transaction import Transaction, write_relation
-from kindex_olap.layers.connection import bounded_connection
+from kindex_olap.layers.connection import layer_connection
 from kindex_olap.schema import LAYERS
 
 TABLE = "layer_summary"
@@ -31,7 +31,7 @@ def write_summary(tx: Transaction) -> int:
     # (the versions say which tables a reader finds; the layers' are set at commit)
     versions = {**pending.versions, **{t: pending.versions.get(t, 0) for t in LAYERS}}
     snapshot = dataclasses.replace(pending, versions=versions)
-    con = bounded_connection(tx)
+    con = layer_connection(tx)
     try:
         define_views(con, snapshot, lean=True)
         con.execute(f"CREATE TEMP TABLE fresh_{TABLE} AS {stored_summary_sql()}").fetchall()
