@@ -59,7 +59,7 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
     started = time.perf_counter()
     con = layer_connection(tx)
     try:
-        define_views(con, tx.pending(), live=True)
+        define_views(con, tx.pending(), live=True, lean=True)  # the macros and what they read
         touched = None if full or not tx.base.has_layers else _touched_environments(con, tx)
         if touched is not None and _every_environment(con, touched):
             touched = None  # one full build costs less than replacing every partition
@@ -85,9 +85,9 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
         rows[NOISE_MODEL] = _count(con, f"fresh_{NOISE_MODEL}")
         write_relation(tx, NOISE_MODEL, con.table(f"fresh_{NOISE_MODEL}"), replace=True)
         rows[POINTS] = write_points(con, tx, touched)
+        rows[SUMMARY] = write_summary(con, tx)  # last: it reads the layers written above
     finally:
         con.close()
-    rows[SUMMARY] = write_summary(tx)
     count = None if touched is None else len(touched)
     return LayerReport(count, rows, time.perf_counter() - started)
 

@@ -13,29 +13,26 @@ from __future__ import annotations
 
 import dataclasses
 
+import duckdb
+
 from kindex_olap.lake.transaction import Transaction, write_relation
-from kindex_olap.layers.connection import layer_connection
 from kindex_olap.schema import LAYERS
 
 TABLE = "layer_summary"
 
 
-def write_summary(tx: Transaction) -> int:
+def write_summary(con: duckdb.DuckDBPyConnection, tx: Transaction) -> int:
     """Compute the summary of the lake commit `tx` is about to make from the layers written
-    into it, and write it into `tx`. Returns its rows."""
+    into it, on `con` (the update's connection, its views defined live over that lake commit)
+    pointed at them, and write it into `tx`. Returns its rows."""
     from kindex_olap.query.compile import stored_summary_sql
-    from kindex_olap.query.engine import define_views
+    from kindex_olap.query.engine import read_layers
 
     pending = tx.pending()
     # every other layer is written into tx by now: read the lake commit as one with its layers
     # (the versions say which tables a reader finds; the layers' are set at commit)
     versions = {**pending.versions, **{t: pending.versions.get(t, 0) for t in LAYERS}}
-    snapshot = dataclasses.replace(pending, versions=versions)
-    con = layer_connection(tx)
-    try:
-        define_views(con, snapshot, lean=True)
-        con.execute(f"CREATE TEMP TABLE fresh_{TABLE} AS {stored_summary_sql()}").fetchall()
-        write_relation(tx, TABLE, con.table(f"fresh_{TABLE}"), replace=True)
-        return int(con.execute(f"SELECT count(*) FROM fresh_{TABLE}").fetchall()[0][0])
-    finally:
-        con.close()
+    read_layers(con, dataclasses.replace(pending, versions=versions))
+    con.execute(f"CREATE OR REPLACE TEMP TABLE fresh_{TABLE} AS {stored_summary_sql()}").fetchall()
+    write_relation(tx, TABLE, con.table(f"fresh_{TABLE}"), replace=True)
+    return int(con.execute(f"SELECT count(*) FROM fresh_{TABLE}").fetchall()[0][0])

@@ -86,6 +86,19 @@ def define_views(
     con.execute("SET VARIABLE kindex_layers = ?", [snapshot.has_layers and not live]).fetchall()
 
 
+def read_layers(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
+    """Point a connection whose views were defined live over `snapshot`'s lake commit at the
+    layers `snapshot` holds: the layer tables' views over their files, then each layer's view
+    or macro in place of the live one (sql/views/layers.sql). What define_views does for a
+    reader, for the lake commit being written (kindex_olap.layers.summary)."""
+    set_files(con, {table: snapshot.files(table) for table in LAYERS})
+    for table in LAYERS:
+        con.execute(_table_view(table, snapshot)).fetchall()
+    for statement in statements(LAYER_VIEWS_FILE):
+        con.execute(statement).fetchall()
+    con.execute("SET VARIABLE kindex_layers = true").fetchall()
+
+
 def view_statements(snapshot: Snapshot, live: bool = False, lean: bool = False) -> list[str]:
     """The statements that define the views over `snapshot` (its layers' views included).
 

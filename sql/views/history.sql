@@ -125,8 +125,9 @@ SELECT * FROM history_runs_for(NULL, NULL, NULL);
 -- floors at read time, history_points.sql), so the lake stores them per environment
 -- (layer_points, kindex_olap.layers), with each series' change points; run_ids lets
 -- `kindex check` find the points its new runs fall in. Where a column may differ between a
--- point's runs, the newest run's (then the largest run id) is taken: the same rows however
--- the runs were ingested.
+-- point's runs, the newest run's (then the largest run id) is taken, and sums run in run id
+-- order: the same rows, to the last bit, however the runs were ingested (a parallel sum's
+-- order varies).
 CREATE OR REPLACE MACRO history_point_rows_for(environment_filter, all_branches) AS TABLE
 SELECT
     series_key, code_key AS point_key, code_key,
@@ -145,17 +146,19 @@ SELECT
     count(*) AS runs,
     median(value_ns) AS median_ns, median(p20_ns) AS p20_ns, median(p80_ns) AS p80_ns,
     min(value_ns) AS min_ns, max(value_ns) AS max_ns,
-    avg(ln(value_ns)) AS log_mean, stddev_samp(ln(value_ns)) AS log_sd,
+    avg(ln(value_ns) ORDER BY run_id) AS log_mean,
+    stddev_samp(ln(value_ns) ORDER BY run_id) AS log_sd,
     median(baseline_ns) AS baseline_ns, min(baseline_ns) AS baseline_min_ns,
     median(invocation_baseline_ns) AS invocation_baseline_ns,
     min(baseline_digest) AS baseline_digest,
     count(DISTINCT baseline_digest) AS baseline_digests,
     any_value(declared_code) AS declared_code,
     max(baseline_ns) AS baseline_max_ns,
-    avg(ln(baseline_ns)) AS baseline_log_mean,
+    avg(ln(baseline_ns) ORDER BY run_id) AS baseline_log_mean,
     count(speedup) AS speedup_runs,
     median(speedup) AS speedup, min(speedup) AS speedup_min, max(speedup) AS speedup_max,
-    avg(ln(speedup)) AS speedup_log_mean, stddev_samp(ln(speedup)) AS speedup_log_sd,
+    avg(ln(speedup) ORDER BY run_id) AS speedup_log_mean,
+    stddev_samp(ln(speedup) ORDER BY run_id) AS speedup_log_sd,
     min(observed_at) AS first_observed, max(observed_at) AS last_observed,
     max({'at': observed_at, 'run': run_id, 'baseline_at': baseline_observed_at}).baseline_at
         AS baseline_observed_at,
