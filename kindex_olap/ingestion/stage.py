@@ -11,7 +11,6 @@ import bisect
 import hashlib
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -138,7 +137,7 @@ def _stage(doc: Document, verify: bool, seq: int, result: ChunkResult) -> None:
     latency = latency_ns(bundle)
     if verify:
         verify_bundle_digests(obj)
-    facts = run_facts(bundle, flatten.run_identity(obj["run"]), latency, doc, seq)
+    facts = flatten.staged_facts(bundle, flatten.run_identity(obj["run"]), latency, doc, seq)
     result.lines.append(orjson.dumps({"k": facts, "r": obj["run"]}))
     spec = bundle.run.spec
     dims.setdefault("protocols", {}).setdefault(spec.protocolDigest, obj["protocol"])
@@ -254,41 +253,13 @@ def _prepare_fast(doc: Document, verify: bool, chunk_strings: Strings) -> _Ready
 def _finish_fast(ready: _Ready, doc: Document, seq: int, result: ChunkResult) -> None:
     """Stage a bundle that `_prepare_chunk` proved valid."""
     bundle = ready.bundle
-    facts = run_facts(bundle, ready.run_id, ready.latency, doc, seq)
+    facts = flatten.staged_facts(bundle, ready.run_id, ready.latency, doc, seq)
     result.lines.append(b'{"k":' + orjson.dumps(facts) + b',"r":' + ready.run_json + b"}")
     spec = bundle.run.spec
     dims = result.dimensions
     dims.setdefault("protocols", {}).setdefault(spec.protocolDigest, bundle.protocol)
     dims.setdefault("environments", {}).setdefault(spec.environmentDigest, bundle.environment)
     result.fast += 1
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
-
-
-def run_facts(
-    bundle: Bundle, run_id: str, latency: dict[str, int], doc: Document, seq: int
-) -> dict[str, Any]:
-    """The facts of a run that staging computes: its identity and sequence number, where it was
-    read, its display name, observed time and latency in ns. The rest of
-    `model.facts.run_facts` (source, kernel, pass, provider, version, headline value, p20/p80)
-    is derived by DuckDB from the staged run (sql/ingest/batch.sql), vectorized."""
-    observed = datetime.fromisoformat(bundle.run.spec.observedAt)
-    return {
-        "run_id": run_id,
-        "seq": seq,
-        "src": doc.path,
-        "line": doc.line,
-        "display": doc.display if doc.display is not None else _unset_none(bundle.display),
-        "observed_us": (observed - _EPOCH) // _MICROSECOND,  # exact (a float timestamp rounds)
-        "year": observed.year,
-        "lat": latency,
-    }
-
-
-def _unset_none(value: Any) -> Any:
-    return None if value is UNSET else value
 
 
 def _shared(raw: bytes, kind: type) -> tuple[dict[str, Any], str] | None:

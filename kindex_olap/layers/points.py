@@ -33,12 +33,17 @@ def write_points(con: duckdb.DuckDBPyConnection, tx: Transaction, touched: list[
     `con`'s views read, with their change points, and write them into `tx`. Returns the rows
     written."""
     _compute(con, touched)
-    # the stored change points were found in the order of the lake commit before
-    moved = _version_order_moved(con, touched)
+    # the stored change points were found in the order of the lake commit before: do the labels
+    # the stored points hold keep that order?
+    before = _order(con, touched, before=True)
+    order = _order(con, touched, before=False)
+    held = set(before)
+    moved = [label for label in order if label in held] != before
     if moved and touched is not None:
         touched = None  # every environment's series may be ordered otherwise now
         _compute(con, touched)
-    _add_change_points(con, _order(con, touched, before=False), reuse=not moved)
+        order = _order(con, touched, before=False)
+    _add_change_points(con, order, reuse=not moved)
     names = [name for name, _ in column_types()[TABLE]]
     relation = con.sql(f"SELECT {', '.join(names)} FROM {FRESH}")  # names from tables.sql
     partitions: set[str | None] | None = None if touched is None else set(touched)
@@ -76,7 +81,7 @@ def _order(con: duckdb.DuckDBPyConnection, touched: list[str] | None, before: bo
 def _compute(con: duckdb.DuckDBPyConnection, touched: list[str] | None) -> None:
     """The points of the `touched` environments (None: every one) into FRESH, one environment
     at a time: an environment's series are its own, and the points' aggregates (medians, lists
-    of runs) do not spill, so 1M runs at once ran out of a 512 MB limit."""
+    of runs) do not spill, so their memory is one environment's, not the lake's."""
     environments = touched
     if environments is None:
         rows = con.execute(
@@ -94,14 +99,6 @@ def _compute(con: duckdb.DuckDBPyConnection, touched: list[str] | None) -> None:
             f"INSERT INTO {FRESH} SELECT * FROM history_point_rows_for(?::VARCHAR[], false)",
             [[digest]],
         ).fetchall()
-
-
-def _version_order_moved(con: duckdb.DuckDBPyConnection, touched: list[str] | None) -> bool:
-    """Whether the lake commit being made orders the labels the stored points hold otherwise
-    than the lake commit before did."""
-    before = _order(con, touched, before=True)
-    held = set(before)
-    return [label for label in _order(con, touched, before=False) if label in held] != before
 
 
 def _add_change_points(con: duckdb.DuckDBPyConnection, order: list[str], reuse: bool) -> None:

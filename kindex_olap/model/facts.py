@@ -42,6 +42,25 @@ class Origin(Protocol):
     def display(self) -> str | None: ...
 
 
+def staged_facts(
+    bundle: Bundle, run_id: str, latency: dict[str, int], doc: Origin, seq: int
+) -> dict[str, Any]:
+    """The facts of a run that staging computes (ingestion/stage.py): its identity and sequence
+    number, where it was read, its display name, observed time and latency in ns. The rest of
+    run_facts is derived by DuckDB from the staged run (sql/ingest/batch.sql), vectorized."""
+    observed = datetime.fromisoformat(bundle.run.spec.observedAt)
+    return {
+        "run_id": run_id,
+        "seq": seq,
+        "src": doc.path,
+        "line": doc.line,
+        "display": doc.display if doc.display is not None else _opt(bundle.display),
+        "observed_us": (observed - _EPOCH) // _MICROSECOND,  # exact (a float timestamp rounds)
+        "year": observed.year,
+        "lat": latency,
+    }
+
+
 def run_facts(
     bundle: Bundle, run_id: str, latency: dict[str, int], doc: Origin, seq: int
 ) -> dict[str, Any]:
@@ -51,23 +70,15 @@ def run_facts(
     benchmark = native.benchmark if native is not UNSET and native.benchmark is not UNSET else None
     external = native.externalId if native is not UNSET and native.externalId is not UNSET else None
     kernel, pass_, provider = parse_names(benchmark, external)
-    observed = datetime.fromisoformat(spec.observedAt)
     metric, statistic, unit, value = primary_measurement(bundle, latency)
     labels = bundle.run.metadata.labels
     return {
-        "run_id": run_id,
-        "seq": seq,
-        "src": doc.path,
-        "line": doc.line,
-        "display": doc.display if doc.display is not None else _opt(bundle.display),
-        "observed_us": (observed - _EPOCH) // _MICROSECOND,  # exact (a float timestamp rounds)
-        "year": observed.year,
+        **staged_facts(bundle, run_id, latency, doc, seq),
         "source": native.source if native is not UNSET else "unknown",
         "kernel": kernel,
         "pass": pass_,
         "provider": provider,
         "version": version_label(labels if labels is not UNSET else {}),
-        "lat": latency,
         "metric": metric,
         "statistic": statistic,
         "unit": unit,
