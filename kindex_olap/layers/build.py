@@ -144,7 +144,7 @@ def _read_after(con: duckdb.DuckDBPyConnection, view: str, table: str, everythin
         "(SELECT environment_digest FROM temp.touched) UNION ALL "
     )
     con.execute(
-        f"CREATE OR REPLACE VIEW {view} AS {stored}SELECT * FROM temp.fresh_{table}"
+        f"CREATE OR REPLACE TEMP VIEW {view} AS {stored}SELECT * FROM temp.fresh_{table}"
     ).fetchall()
 
 

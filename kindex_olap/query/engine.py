@@ -21,6 +21,7 @@ import duckdb
 from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.lake.store import LAYERS, TABLES, Lake, Snapshot, resolve_lake
 from kindex_olap.lake.tables import file_variable, scan_sql, set_files
+from kindex_olap.query import catalog
 from kindex_olap.schema import column_types
 from kindex_olap.sqlfiles import read_sql, statements
 
@@ -75,28 +76,49 @@ def table_views(snapshot: Snapshot) -> str:
 def define_views(
     con: duckdb.DuckDBPyConnection, snapshot: Snapshot, live: bool = False, lean: bool = False
 ) -> None:
-    """Set the *_files variables from `snapshot` and create the tables' views, then every view
-    of sql/views/views.sql; where the lake commit recorded its layers (and not `live`), the
-    noise model's views read them (sql/views/layers.sql) instead of computing them."""
-    set_files(con, {table: snapshot.files(table) for table in TABLES})
-    for table in TABLES:
-        con.execute(_table_view(table, snapshot)).fetchall()
-    for statement in view_statements(snapshot, live, lean):
-        con.execute(statement).fetchall()
+    """Set the *_files variables from `snapshot`, and give `con` the tables' views and every
+    view of sql/views/views.sql; where the lake commit recorded its layers (and not `live`), the
+    noise model's views read them (sql/views/layers.sql) instead of computing them. The objects
+    come from kindex's catalog file (query/catalog.py), else are created in memory."""
+    files = {table: snapshot.files(table) for table in TABLES}
+    set_files(con, files)
+    tables = [_table_view(table, snapshot) for table in TABLES]
+
+    def every() -> list[str]:
+        return tables + view_statements(snapshot, live, lean)
+
+    # what decides the statements: the tables' views, the SQL files, which of them apply
+    layers = snapshot.has_layers and not live
+    sources = [*tables, read_sql(VIEWS_FILE), read_sql(LAYER_VIEWS_FILE), f"{layers} {lean}"]
+    if not catalog.attach(con, sources, every, lambda made: set_files(made, files)):
+        for statement in every():
+            con.execute(statement).fetchall()
     con.execute("SET VARIABLE kindex_layers = ?", [snapshot.has_layers and not live]).fetchall()
 
 
 def read_layers(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
     """Point a connection whose views were defined live over `snapshot`'s lake commit at the
     layers `snapshot` holds: the layer tables' views over their files, then each layer's view
-    or macro in place of the live one (sql/views/layers.sql). What define_views does for a
-    reader, for the lake commit being written (kindex_olap.layers.summary)."""
+    or macro in place of the live one (sql/views/layers.sql), as temporary objects (found
+    before the catalog's). What define_views does for a reader, for the lake commit being
+    written (kindex_olap.layers.summary)."""
     set_files(con, {table: snapshot.files(table) for table in LAYERS})
     for table in LAYERS:
-        con.execute(_table_view(table, snapshot)).fetchall()
+        con.execute(temporary(_table_view(table, snapshot))).fetchall()
     for statement in statements(LAYER_VIEWS_FILE):
-        con.execute(statement).fetchall()
+        con.execute(temporary(statement)).fetchall()
     con.execute("SET VARIABLE kindex_layers = true").fetchall()
+
+
+def temporary(statement: str) -> str:
+    """A `CREATE OR REPLACE VIEW|MACRO` statement of kindex's SQL as a TEMP one: a connection's
+    own objects, which its queries (and the catalog's macros) find before the catalog's."""
+    for kind in ("VIEW ", "MACRO "):
+        if statement.startswith(f"CREATE OR REPLACE {kind}"):
+            return f"CREATE OR REPLACE TEMP {kind}" + statement.removeprefix(
+                f"CREATE OR REPLACE {kind}"
+            )
+    raise ValueError(f"not a CREATE OR REPLACE VIEW or MACRO statement: {statement[:60]!r}")
 
 
 def view_statements(snapshot: Snapshot, live: bool = False, lean: bool = False) -> list[str]:

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from kindex_olap.errors import QueryError
 from kindex_olap.query import noise
+from kindex_olap.query.engine import temporary
 from kindex_olap.query.history_report import Table, history_table, notes, steps_table
 from kindex_olap.query.steps import Columns, Rules, Steps, analyse
 from kindex_olap.query.verbs import REGISTRY
@@ -101,7 +102,7 @@ def select_points(
             empty = _RECORD_RUNS.format(selected="true", branch="false")
             con.execute(empty).fetchall()
             for statement in statements("views/history_points.sql"):
-                con.execute(statement).fetchall()
+                con.execute(temporary(statement)).fetchall()
     except duckdb.Error as e:
         raise QueryError(f"history query failed: {e}") from e
 

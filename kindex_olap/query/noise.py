@@ -132,7 +132,9 @@ def materialize(con: duckdb.DuckDBPyConnection, environments: list[str] | None =
         con.execute(f"CREATE TEMP TABLE {COVERED_TABLE} (environment_digest VARCHAR)").fetchall()
         for table, source in _TABLES:
             view = source.removesuffix("_for")
-            con.execute(f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM temp.{table}").fetchall()
+            con.execute(
+                f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM temp.{table}"
+            ).fetchall()  # TEMP: found before the catalog's view (query/catalog.py)
     covered = {row[0] for row in con.execute(f"SELECT * FROM temp.{COVERED_TABLE}").fetchall()}
     if ALL in covered:
         return

@@ -49,8 +49,9 @@ class Sdist:
 
 def cache_dir() -> Path:
     """kindex's Liger cache folder, honouring XDG_CACHE_HOME."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kindex" / "liger"
+    from kindex_olap.cache import cache_folder
+
+    return cache_folder() / "liger"
 
 
 def index_urls() -> list[str]:
