@@ -40,7 +40,7 @@ def explain_empty(
 
 _Step = tuple[str, str, tuple[Any, ...], str]
 # what to list when a step empties the result: the values its dimension takes before it
-_GPU_LABEL = "concat_ws(' ', gpu, form_factor)"
+_GPU_LABEL = "kindex_gpu_label(gpu, form_factor)"
 # steps that are observations_for's arguments rather than WHERE clauses
 _SCOPE_SLOTS = {"kernel": 0, "environment": 1, "pass": 2}
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from kindex_olap.labels import gpu_label
 from kindex_olap.natural import natural_key
 from kindex_olap.query import changepoints as cp
 from kindex_olap.query.steps import Columns, Rules, Steps
@@ -26,8 +27,7 @@ class Table:
 
 
 def _gpu(points: Columns, i: Any) -> str:
-    form = points["form_factor"][i]
-    return f"{points['gpu'][i]} {form}" if form else str(points["gpu"][i])
+    return gpu_label(points["gpu"][i], points["form_factor"][i])
 
 
 def _ms(value: float) -> float | None:

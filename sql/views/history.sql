@@ -40,21 +40,18 @@ newest AS (
 ),
 cell AS (
     SELECT cell_key,
-           arg_min(label, (kindex_reference_rank(label), label))
-               FILTER (WHERE kindex_reference_rank(label) IS NOT NULL) AS reference_label,
-           arg_min(implementation_digest, (value, implementation_digest, label))
-               AS fastest_implementation,
-           arg_min(label, (value, implementation_digest, label)) AS fastest_label
+           kindex_reference_label(label) AS reference_label,
+           kindex_fastest_implementation(implementation_digest, label, value) AS fastest
     FROM newest GROUP BY cell_key
 ),
 sides AS (
     SELECT p.*,
            CASE WHEN p.label = c.reference_label THEN 'reference'
                 WHEN c.reference_label IS NULL
-                     AND p.implementation_digest = c.fastest_implementation
-                     AND p.label = c.fastest_label THEN 'fastest'
+                     AND p.implementation_digest = c.fastest.digest
+                     AND p.label = c.fastest.label THEN 'fastest'
            END AS baseline_rule,
-           coalesce(c.reference_label, c.fastest_label) AS baseline,
+           coalesce(c.reference_label, c.fastest.label) AS baseline,
            CASE WHEN c.reference_label IS NULL THEN 'fastest' ELSE 'reference' END
                AS cell_baseline_rule
     FROM passed p JOIN cell c USING (cell_key)

@@ -66,7 +66,7 @@ WITH ordered AS (
     WHERE in_query AND baseline_rule = 'fastest'
 )
 SELECT
-    kernel, coalesce(pass, 'unspecified') AS pass, concat_ws(' ', gpu, form_factor) AS gpu,
+    kernel, coalesce(pass, 'unspecified') AS pass, kindex_gpu_label(gpu, form_factor) AS gpu,
     shape, metric, statistic, provider AS implementation, version, observed_at,
     value_ns / 1e6 AS value_ms, previous_best_ns / 1e6 AS previous_best_ms,
     previous_best_ns / value_ns AS improvement,

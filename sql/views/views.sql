@@ -170,6 +170,25 @@ CREATE OR REPLACE MACRO kindex_reference_rank(provider) AS
                    'megatron-unfused', 'deepspeed_tiled', 'megatron-fused',
                    'megatron-fused-plus-cpl', 'megatron-unfused-plus-cpl'], provider);
 
+-- Which implementation is a cell's default baseline: one rule for the pairs (pair_rows_for) and
+-- for history (history_runs_for), aggregates over the newest passed run of each implementation
+-- of a cell. The reference label (kindex_reference_rank: torch, else huggingface, ...) if the
+-- cell has one; else the implementation (digest and label) whose newest run is fastest, ties to
+-- the smallest digest, then label. The two apply it to their own labels: the pairs to the
+-- implementation's provider, history to the run's own label (see history.sql's header).
+CREATE OR REPLACE MACRO kindex_reference_label(label) AS
+    arg_min(label, (kindex_reference_rank(label), label))
+        FILTER (WHERE kindex_reference_rank(label) IS NOT NULL);
+CREATE OR REPLACE MACRO kindex_fastest_implementation(implementation_digest, label, value) AS
+    arg_min({'digest': implementation_digest, 'label': label},
+            (value, implementation_digest, label))
+        FILTER (WHERE value > 0);
+
+-- A GPU as people name it: the product and its form factor ("NVIDIA H100 PCIe"). The one place
+-- the label is built in SQL (history's records, the empty-answer explanation); Python's is
+-- kindex_olap.natural.gpu_label.
+CREATE OR REPLACE MACRO kindex_gpu_label(gpu, form_factor) AS concat_ws(' ', gpu, form_factor);
+
 -- Nanoseconds per unit of a time unit; NULL for any other unit (bytes, tokens/s, ...).
 CREATE OR REPLACE MACRO kindex_time_unit_ns(unit) AS
     CASE unit WHEN 'ns' THEN 1.0 WHEN 'us' THEN 1e3 WHEN 'µs' THEN 1e3 WHEN 'μs' THEN 1e3
@@ -242,15 +261,13 @@ latest AS (
         GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
                  statistic, unit, implementation_digest)
 ),
--- Per cell: the reference provider and the fastest implementation (the lowest central value of
--- its newest passed run; ties: the smallest digest).
+-- Per cell: the reference provider and the fastest implementation (kindex_reference_label,
+-- kindex_fastest_implementation).
 cell AS (
     SELECT kernel, pass, workload_digest, environment_digest, protocol_digest, metric, statistic,
            unit,
-           arg_min(provider, (kindex_reference_rank(provider), provider))
-               FILTER (WHERE kindex_reference_rank(provider) IS NOT NULL) AS reference_provider,
-           arg_min(implementation_digest, (value, implementation_digest))
-               FILTER (WHERE value > 0) AS fastest_implementation
+           kindex_reference_label(provider) AS reference_provider,
+           kindex_fastest_implementation(implementation_digest, provider, value) AS fastest
     FROM newest
     GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
              statistic, unit
@@ -270,7 +287,8 @@ sides AS (
     SELECT s.*,
            CASE WHEN s.provider = ref.reference_provider THEN 'reference'
                 WHEN ref.reference_provider IS NULL
-                     AND s.implementation_digest = ref.fastest_implementation THEN 'fastest'
+                     AND s.implementation_digest = ref.fastest.digest
+                     AND s.provider = ref.fastest.label THEN 'fastest'
            END AS side_rule,
            n.ns AS noise_ns, n.class_rank, n.spread_runs, n.lowest_ns, n.highest_ns,
            n.runs AS replicate_runs, n.samples AS run_samples, n.single_timing
