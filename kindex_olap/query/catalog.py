@@ -18,13 +18,13 @@ objects, only slower.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 
-from kindex_olap.cache import cache_folder
+from kindex_olap.atomic import atomic_path
+from kindex_olap.cache import cache_folder, prune
 
 CATALOG = "kindex_views"  # the attached file's name in SQL
 KEEP = 8  # catalog files kept (each kindex version and lake kind makes its own)
@@ -68,11 +68,10 @@ def _make(
     statements: list[str],
     prepare: Callable[[duckdb.DuckDBPyConnection], None],
 ) -> None:
-    """Create the objects in a new file beside `path`, then move it into place atomically (two
-    processes making the same file both succeed: the contents are the same)."""
+    """Create the objects in a new file beside `path`, moved into place when done (two processes
+    making the same file both succeed: the contents are the same)."""
     folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}"
-    try:
+    with atomic_path(path, durable=False) as partial:  # a cache: made again if lost
         con = duckdb.connect(str(partial))
         try:
             prepare(con)
@@ -81,23 +80,5 @@ def _make(
             con.execute("CHECKPOINT").fetchall()
         finally:
             con.close()
-        os.replace(partial, path)
-    finally:
-        for leftover in (partial, Path(f"{partial}.wal")):
-            leftover.unlink(missing_ok=True)
-    _prune(folder, path)
-
-
-def _prune(folder: Path, kept: Path) -> None:
-    """Keep the KEEP newest catalog files (older kindex versions made the others)."""
-    files = sorted(folder.glob(f"{_PREFIX}*.duckdb"), key=_mtime, reverse=True)
-    for old in files[KEEP:]:
-        if old != kept:
-            old.unlink(missing_ok=True)
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
+        Path(f"{partial}.wal").unlink(missing_ok=True)
+    prune(folder, f"{_PREFIX}*.duckdb", KEEP)

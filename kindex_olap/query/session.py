@@ -130,13 +130,8 @@ def frame_on(
         # the noise model of the asked environments, computed once per connection (as
         # `kindex query` does): the live views would pair every run of the lake each call
         noise.materialize(con, scope_arguments(query)[1])
-    import polars
-
     try:
-        # execute, not con.sql(): a relation binds the statement once for its schema and again
-        # to run it, 12 ms of a 50 ms warm speedup on the real lake
-        table = con.execute(compiled.sql, list(compiled.params)).to_arrow_table()
-        result = polars.DataFrame(polars.from_arrow(table))
+        result: pl.DataFrame = con.sql(compiled.sql, params=list(compiled.params)).pl()
     except duckdb.Error as e:
         raise from_duckdb(e, "query failed") from e
     if result.is_empty():

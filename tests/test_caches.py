@@ -1,9 +1,11 @@
-"""The views' catalog file (query/catalog.py): made once in the cache folder, attached read-only
-by every connection, the same answers as views created in memory, and no setting shared
-between two connections of one process."""
+"""What kindex keeps in its cache folder for the next process: the views' catalog file
+(query/catalog.py: made once, attached read-only by every connection, the same answers as views
+created in memory, no setting shared between two connections of one process) and each lake
+commit's vocabulary (query/vocabulary.py)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import crafted as c
@@ -72,3 +74,27 @@ def test_a_locked_connection_leaves_another_free(
     for con in (locked, free):
         with pytest.raises(duckdb.Error):
             con.execute("CREATE VIEW speedups AS SELECT 1").fetchall()  # the file is read-only
+
+
+def test_a_lake_commits_vocabulary_is_read_once_then_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kindex_olap.query.vocabulary import load_vocabulary, read_vocabulary
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    lake = _lake(tmp_path)
+    con = connect(lake, lean=True)
+    first = load_vocabulary(con)
+    assert first == read_vocabulary(con) and first.kernels == ("jsd",)
+    (stored,) = (tmp_path / "cache" / "kindex" / "vocabulary").glob("*.json")
+    # the next reader of this lake commit takes the stored one (planted: it would not say so)
+    planted = json.loads(stored.read_text())
+    planted["kernels"] = ["jsd", "planted"]
+    stored.write_text(json.dumps(planted))
+    assert load_vocabulary(connect(lake, lean=True)).kernels == ("jsd", "planted")
+    # a new lake commit lists other files: its vocabulary is read from the lake
+    other = c.run("liger", kernel="geglu", median=2.0e6, p20=1.9e6, p80=2.1e6)
+    c.ingest_bundles(tmp_path / "in2", [other], lake)
+    newer = load_vocabulary(connect(lake, lean=True))
+    assert newer.kernels == ("geglu", "jsd")
+    assert len(list((tmp_path / "cache" / "kindex" / "vocabulary").glob("*.json"))) == 2
