@@ -27,6 +27,7 @@ LAYERS = (
     "layer_pairs",
     "layer_points",
     "layer_summary",
+    "layer_speedups",
 )
 TABLES = (
     "runs",

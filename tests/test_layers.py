@@ -32,7 +32,9 @@ VIEWS = (
     "comparable_pairs", "speedups", "memory_ratios",
 )  # fmt: skip
 QUESTIONS = (
-    "speedup jsd",
+    "speedup jsd",  # read from layer_speedups, as is the next
+    "speedup jsd h100 vocab>4096",
+    "speedup jsd liger vs torch",  # a named baseline: computed from the stored pairs
     "summary",  # read from layer_summary, as are the next two
     "summary jsd h100",
     "summary liger",

@@ -38,6 +38,7 @@ SORT_ORDER = {
     "layer_pairs": "kernel, pass, pairing, workload_digest, candidate, baseline",
     "layer_points": "kernel, pass, workload_digest, provider, first_observed",
     "layer_summary": "kernel, pass, environment_digest, baseline, candidate",
+    "layer_speedups": "kernel, environment_digest, pass, workload_digest, candidate",
 }
 # Small row groups let min/max statistics of the sorted columns skip most of a file for a
 # filtered query (bench/layout.py: 3x faster for one kernel on one GPU than 122,880-row groups).

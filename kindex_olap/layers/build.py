@@ -23,8 +23,7 @@ from kindex_olap.lake.transaction import Transaction, transaction, write_relatio
 from kindex_olap.layers.connection import layer_connection
 from kindex_olap.layers.points import TABLE as POINTS
 from kindex_olap.layers.points import write_points
-from kindex_olap.layers.summary import TABLE as SUMMARY
-from kindex_olap.layers.summary import write_summary
+from kindex_olap.layers.summary import read_written_layers, write_whole
 from kindex_olap.query.engine import define_views
 
 # (layer table, the table macro that computes it for some environments, the view that reads it),
@@ -85,7 +84,9 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
         rows[NOISE_MODEL] = _count(con, f"fresh_{NOISE_MODEL}")
         write_relation(tx, NOISE_MODEL, con.table(f"fresh_{NOISE_MODEL}"), replace=True)
         rows[POINTS] = write_points(con, tx, touched)
-        rows[SUMMARY] = write_summary(con, tx)  # last: it reads the layers written above
+        # last: they read the layers written above
+        read_written_layers(con, tx)
+        rows.update(write_whole(con, tx))
     finally:
         con.close()
     count = None if touched is None else len(touched)

@@ -1,12 +1,14 @@
-"""The summary layer: the summary of every default pair of a lake commit, stored with it.
+"""The layers computed whole by every lake commit from its other layers: the speedups and the
+summary of every default pair (every implementation against its cell's baseline, the newest
+runs), stored with the lake commit.
 
-`summary`'s interval is a seeded bootstrap over the shapes of each group (kernel, pass, GPU
-environment, metric, statistic, baseline and candidate: sql/queries/summary.sql). Its inputs,
-each shape's widened interval, read the noise floors, which depend on the whole lake: so the
-summary is computed whole by every lake commit that changes the layers, after the others, as a
-reader of that lake commit would compute it (over its stored layers), and a `summary` that only
-chooses groups (kernels, GPUs, passes, a candidate) reads it (query/compile.py
-compile_stored_summary). About 0.8 s at 1M runs, once per lake commit instead of per question.
+Their verdicts and intervals read the noise floors, which depend on the whole lake, so they are
+computed whole by every lake commit that changes the layers, after the others, as a reader of
+that lake commit would compute them (over its stored layers). A `speedup` with the default
+pairing and a `summary` that only chooses groups (kernels, GPUs, passes, a candidate) read them
+(query/compile.py compile_stored); a named baseline, `--version` or `--all` (and a summary's
+shape filter, which changes what is bootstrapped) compute at read time, as before. The
+summary's bootstrap cost about 0.8 s at 1M runs, once per lake commit instead of per question.
 """
 
 from __future__ import annotations
@@ -18,21 +20,30 @@ import duckdb
 from kindex_olap.lake.transaction import Transaction, write_relation
 from kindex_olap.schema import LAYERS
 
-TABLE = "layer_summary"
+SUMMARY = "layer_summary"
+SPEEDUPS = "layer_speedups"
 
 
-def write_summary(con: duckdb.DuckDBPyConnection, tx: Transaction) -> int:
-    """Compute the summary of the lake commit `tx` is about to make from the layers written
-    into it, on `con` (the update's connection, its views defined live over that lake commit)
-    pointed at them, and write it into `tx`. Returns its rows."""
-    from kindex_olap.query.compile import stored_summary_sql
+def read_written_layers(con: duckdb.DuckDBPyConnection, tx: Transaction) -> None:
+    """Point `con` (the update's connection, its views defined live over the lake commit `tx`
+    is about to make) at the layers written into `tx`: every other layer is written by now, so
+    the lake commit reads as one with its layers (the versions say which tables a reader finds;
+    the layers' are set at commit)."""
     from kindex_olap.query.engine import read_layers
 
     pending = tx.pending()
-    # every other layer is written into tx by now: read the lake commit as one with its layers
-    # (the versions say which tables a reader finds; the layers' are set at commit)
     versions = {**pending.versions, **{t: pending.versions.get(t, 0) for t in LAYERS}}
     read_layers(con, dataclasses.replace(pending, versions=versions))
-    con.execute(f"CREATE OR REPLACE TEMP TABLE fresh_{TABLE} AS {stored_summary_sql()}").fetchall()
-    write_relation(tx, TABLE, con.table(f"fresh_{TABLE}"), replace=True)
-    return int(con.execute(f"SELECT count(*) FROM fresh_{TABLE}").fetchall()[0][0])
+
+
+def write_whole(con: duckdb.DuckDBPyConnection, tx: Transaction) -> dict[str, int]:
+    """Compute the speedups and the summary of the lake commit `tx` is about to make on `con`
+    (read_written_layers) and write them into `tx`. Returns their rows."""
+    from kindex_olap.query.compile import stored_speedups_sql, stored_summary_sql
+
+    rows = {}
+    for table, sql in ((SPEEDUPS, stored_speedups_sql()), (SUMMARY, stored_summary_sql())):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE fresh_{table} AS {sql}").fetchall()
+        write_relation(tx, table, con.table(f"fresh_{table}"), replace=True)
+        rows[table] = int(con.execute(f"SELECT count(*) FROM fresh_{table}").fetchall()[0][0])
+    return rows

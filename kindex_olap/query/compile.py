@@ -182,28 +182,48 @@ def stored_summary_sql() -> str:
     cell's baseline, the newest runs), its template's columns: what layer_summary stores."""
     spec = REGISTRY["summary"].sql
     assert spec is not None and spec.template is not None
-    rows = f"SELECT * FROM {spec.view}_for(NULL, NULL, NULL) "
-    rows += f"WHERE {DEFAULT_BASELINE} AND {DEFAULT_PAIRING}"
-    return _without_comments(read_sql(spec.template)).replace("{cases}", rows)
+    return _without_comments(read_sql(spec.template)).replace("{cases}", _default_pairs(spec))
 
 
-def compile_stored_summary(query: Query, options: Options) -> Compiled | None:
-    """`summary` read from the lake commit's layer_summary, when the query only chooses groups
-    of it (kernels, GPUs, passes, a candidate) and pairs the default way; None otherwise (a
-    shape filter or a named baseline changes what is bootstrapped)."""
+def stored_speedups_sql() -> str:
+    """Every column of the speedups of every default pair of the lake commit: what
+    layer_speedups stores."""
+    spec = REGISTRY["speedup"].sql
+    assert spec is not None
+    return _default_pairs(spec)
+
+
+def _default_pairs(spec: VerbSql) -> str:
+    return (
+        f"SELECT * FROM {spec.view}_for(NULL, NULL, NULL) "
+        f"WHERE {DEFAULT_BASELINE} AND {DEFAULT_PAIRING}"
+    )
+
+
+# the verbs whose default answer a lake commit stores (kindex_olap.layers.summary)
+STORED = {"summary": "layer_summary", "speedup": "layer_speedups"}
+
+
+def compile_stored(query: Query, options: Options) -> Compiled | None:
+    """`speedup` or `summary` read from the lake commit's stored layer (STORED), when the query
+    pairs the default way (no named baseline, no --version, no --all) and, for the summary,
+    only chooses groups of it (kernels, GPUs, passes, a candidate: a shape filter changes what is
+    bootstrapped); None otherwise."""
+    table = STORED.get(query.verb)
     if (
-        query.verb != "summary"
+        table is None
+        or query.serving
         or query.baseline
-        or query.shape_filters
+        or (query.verb == "summary" and query.shape_filters)
         or options.version is not None
         or options.all_pairs
     ):
         return None
     where = where_of(query, Options(), scope=True)
     where.clauses = [c for c in where.clauses if c not in (DEFAULT_BASELINE, DEFAULT_PAIRING)]
-    spec = REGISTRY["summary"].sql
-    assert spec is not None
-    sql = f"SELECT {spec.select}\nFROM layer_summary"
+    spec = REGISTRY[query.verb].sql
+    assert spec is not None and not spec.group  # the stored rows are the answer's rows
+    sql = f"SELECT {spec.select}\nFROM {table}"
     if where.clauses:
         sql += "\nWHERE " + "\n  AND ".join(where.clauses)
     return Compiled(sql=sql + f"\nORDER BY {spec.order}", params=tuple(where.params))

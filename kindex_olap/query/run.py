@@ -15,7 +15,7 @@ from kindex_olap.query.compile import (
     Compiled,
     Options,
     compile_query,
-    compile_stored_summary,
+    compile_stored,
     scope_arguments,
     where_of,
 )
@@ -62,11 +62,7 @@ def run_query(
         query = parse(text, vocab)
         if query.verb in HISTORY_VERBS:
             return _history(con, query, options)
-        stored = compile_stored_summary(query, options) if reads_layers(con) else None
-        compiled = stored or compile_query(query, options)
-        if query.verb in NOISE_VERBS and stored is None:
-            noise.materialize(con, scope_arguments(query)[1])
-        result = execute(con, compiled)
+        result = execute(con, compile_on(con, query, options))
         result.verb = "runs serving" if query.serving else query.verb
         result.diagnostics.extend(_notes(query, result, vocab))
         if not result.rows:
@@ -128,6 +124,18 @@ def run_check(
     finally:
         if own:
             con.close()
+
+
+def compile_on(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> Compiled:
+    """`query`'s SQL on `con`: read from the lake commit's stored answer where it holds one
+    (compile_stored), else over the views, the noise model of the asked environments computed
+    first where the views compute it (a lake commit without layers)."""
+    stored = compile_stored(query, options) if reads_layers(con) else None
+    if stored is not None:
+        return stored
+    if query.verb in NOISE_VERBS:
+        noise.materialize(con, scope_arguments(query)[1])
+    return compile_query(query, options)
 
 
 def execute(con: duckdb.DuckDBPyConnection, compiled: Compiled) -> QueryResult:

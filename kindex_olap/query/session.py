@@ -26,13 +26,11 @@ import duckdb
 from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.lake.store import Lake as LakeFolder
 from kindex_olap.lake.store import resolve_lake
-from kindex_olap.query import noise
-from kindex_olap.query.compile import Options, compile_query, scope_arguments
+from kindex_olap.query.compile import Options
 from kindex_olap.query.engine import connect
 from kindex_olap.query.explain import explain_empty
-from kindex_olap.query.run import QueryResult, run_query
+from kindex_olap.query.run import QueryResult, compile_on, run_query
 from kindex_olap.query.shorthand import VERBS, Vocabulary, parse
-from kindex_olap.query.verbs import NOISE_VERBS
 from kindex_olap.query.vocabulary import load_vocabulary
 
 if TYPE_CHECKING:
@@ -125,11 +123,7 @@ def frame_on(
 ) -> pl.DataFrame:
     """`frame` on an open connection and its lake's vocabulary."""
     query = parse(shorthand(verb, filters), vocab)
-    compiled = compile_query(query, options)
-    if query.verb in NOISE_VERBS:
-        # the noise model of the asked environments, computed once per connection (as
-        # `kindex query` does): the live views would pair every run of the lake each call
-        noise.materialize(con, scope_arguments(query)[1])
+    compiled = compile_on(con, query, options)  # as `kindex query` does
     try:
         result: pl.DataFrame = con.sql(compiled.sql, params=list(compiled.params)).pl()
     except duckdb.Error as e:

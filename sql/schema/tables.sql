@@ -442,3 +442,58 @@ CREATE TABLE layer_summary (
     geomean_hi         DOUBLE,
     verdict            VARCHAR
 );
+
+-- The speedups of every default pair (every implementation against its cell's baseline, the
+-- newest runs: views.sql speedups_for with the pairs' default filters), with their widened
+-- intervals and verdicts, computed whole by every lake commit from its other layers
+-- (kindex_olap.layers.summary), as the summary is: the floors they read depend on the whole
+-- lake. `speedup` with the default pairing reads it (query/compile.py).
+CREATE TABLE layer_speedups (
+    pairing               VARCHAR,
+    kernel                VARCHAR,
+    operation_family      VARCHAR,
+    pass                  VARCHAR,
+    gpu                   VARCHAR,
+    form_factor           VARCHAR,
+    gpu_arch              VARCHAR,
+    environment           VARCHAR,
+    protocol_family       VARCHAR,
+    timer                 VARCHAR,
+    metric                VARCHAR,
+    statistic             VARCHAR,
+    unit                  VARCHAR,
+    shape                 VARCHAR,
+    dtype                 VARCHAR,
+    axes                  MAP(VARCHAR, DOUBLE),
+    candidate             VARCHAR,
+    baseline              VARCHAR,
+    candidate_name        VARCHAR,
+    baseline_name         VARCHAR,
+    baseline_is_reference BOOLEAN,
+    baseline_rule         VARCHAR,
+    candidate_version     VARCHAR,
+    baseline_version      VARCHAR,
+    candidate_observed_at TIMESTAMP,
+    baseline_observed_at  TIMESTAMP,
+    latest_in_version     BOOLEAN,
+    candidate_runs        BIGINT,
+    baseline_runs         BIGINT,
+    candidate_samples     BIGINT,
+    baseline_samples      BIGINT,
+    workload_digest       VARCHAR,
+    environment_digest    VARCHAR,
+    protocol_digest       VARCHAR,
+    candidate_run_id      VARCHAR,
+    baseline_run_id       VARCHAR,
+    speedup               DOUBLE,
+    run_speedup_lo        DOUBLE,
+    run_speedup_hi        DOUBLE,
+    noise                 DOUBLE,
+    noise_source          VARCHAR,
+    speedup_lo            DOUBLE,
+    speedup_hi            DOUBLE,
+    verdict               VARCHAR,
+    evidence              VARCHAR,
+    candidate_ns          DOUBLE,
+    baseline_ns           DOUBLE
+);
