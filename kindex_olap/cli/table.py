@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -88,11 +89,28 @@ class Column:
         if self.date:
             return value[:DAY]
         if self.head:
-            return value[: width - 1] + ELLIPSIS
+            short = next((s for s in _spellings(value) if len(s) <= width), value)
+            return short if len(short) <= width else short[: width - 1] + ELLIPSIS
         if width < self.compact_below and value in self.compact:
             return shorten(self.compact[value], width)
         # one place for the cut on every row: where the longest value's cut fits
         return shorten_inside(value, width, *self.common, need=self.longest - width + 1)
+
+
+_INSUFFICIENT = re.compile(r"insufficient replicates \(floor (?P<floor>[^)]*)\)")
+# what a verdict shortened to fit means, said once on stderr
+SPELLED = "insufficient N %: insufficient replicates, the step's noise floor (N %) wider than a change it could show"
+
+
+def _spellings(value: str) -> list[str]:
+    """Shorter spellings of a verdict, longest first, each keeping what it says
+    (`insufficient replicates (floor 12 %)` -> `insufficient (floor 12 %)` ->
+    `insufficient 12 %`: the floor is what tells two such steps apart)."""
+    found = _INSUFFICIENT.fullmatch(value)
+    if found is None:
+        return []
+    floor = found["floor"]
+    return [f"insufficient (floor {floor})", f"insufficient {floor}"]
 
 
 def _compact(distinct: list[str]) -> dict[str, str]:
@@ -136,27 +154,33 @@ class Table:
     # a name that says what a row compares (candidate, baseline), left out to fit although it
     # differs by row: its values, said on stderr
     differing: dict[str, list[str]] = field(default_factory=dict)
+    spelled: bool = False  # a verdict printed in a shorter spelling (SPELLED says what it means)
 
     def notes(self, width: int | None) -> list[str]:
-        """One stderr line naming what was left out, if anything."""
+        """The stderr lines naming what was left out, and what a shortened verdict means."""
+        notes = [SPELLED] if self.spelled else []
         if not self.left_out and not self.dropped_to_fit:
-            return []
+            return _wrapped(notes, width)
         parts = []
         if self.left_out:
             parts.append(", ".join(self.left_out))
         if self.dropped_to_fit:
             parts.append(f"to fit {width} columns: {', '.join(self.dropped_to_fit)}")
         more = "--format csv shows every column" if not self.left_out else "--wide adds them"
-        notes = [f"columns left out: {'; '.join(parts)} ({more})"]
+        notes.insert(0, f"columns left out: {'; '.join(parts)} ({more})")
         notes += [
             f"{name} differs by row ({', '.join(values)}); --format csv shows each row's"
             for name, values in self.differing.items()
         ]
-        if width is None:
-            return notes
-        import textwrap
+        return _wrapped(notes, width)
 
-        return [line for n in notes for line in textwrap.wrap(n, width, break_on_hyphens=False)]
+
+def _wrapped(notes: list[str], width: int | None) -> list[str]:
+    if width is None:
+        return notes
+    import textwrap
+
+    return [line for n in notes for line in textwrap.wrap(n, width, break_on_hyphens=False)]
 
 
 def terminal_width(out: TextIO) -> int | None:
@@ -220,6 +244,9 @@ def _joined(parts: list[tuple[Table, list[int]]], color: bool) -> Table:
             table.differing[name] = sorted({*table.differing.get(name, []), *values})
     shown = {c.name for c in table.shown}
     table.left_out = [n for n in table.left_out if n not in shown]
+    table.spelled = any(
+        c.head and c.cut(v, c.width) != v and _spellings(v) for c in table.shown for v in c.values
+    )
     table.differing = {name: _some(values) for name, values in table.differing.items()}
     return table
 
@@ -255,21 +282,28 @@ def _parts(
     column that varies among them, as one table per value of that column."""
     table, lost = _layout(columns, [rows[i] for i in group], spec, width, wide)
     index = {name: i for i, name in enumerate(columns)}
-    by = [name for name in GROUP_BY[level:] if name in index]
-    if not lost or not by:
-        return [(table, group)]
-    at = index[by[0]]
-    split: dict[Any, list[int]] = {}
-    for i in group:
-        split.setdefault(rows[i][at], []).append(i)
-    level = GROUP_BY.index(by[0]) + 1
-    if len(split) == 1:
-        return _parts(columns, rows, group, spec, width, wide, level)
-    return [
-        part
-        for sub in split.values()
-        for part in _parts(columns, rows, sub, spec, width, wide, level)
-    ]
+    order = _split_order(spec)
+    for at, name in enumerate(order[level:], start=level):
+        # past GROUP_BY, a row key splits only where this table left it out (a shape too
+        # long to fit beside the names), so two runs of one case never split into one each
+        if name not in index or (name not in GROUP_BY and name not in table.dropped_to_fit):
+            continue
+        split: dict[Any, list[int]] = {}
+        for i in group:
+            split.setdefault(rows[i][index[name]], []).append(i)
+        if lost and len(split) > 1:
+            return [
+                part
+                for sub in split.values()
+                for part in _parts(columns, rows, sub, spec, width, wide, at + 1)
+            ]
+    return [(table, group)]
+
+
+def _split_order(spec: VerbColumns | None) -> tuple[str, ...]:
+    """`GROUP_BY`, then the verb's other row keys."""
+    keys = spec.keys if spec else ()
+    return (*GROUP_BY, *(k for k in keys if k not in GROUP_BY))
 
 
 def _layout(
@@ -557,6 +591,8 @@ def fit(
             column.floor = max(column.floor, min(_natural(column), NAME_FLOOR))
         if column.head:  # a verdict's first words say it; the row keys tell rows apart
             least = HEAD_FLOOR if "verdict" in column.name else len("single timing…")
+            spelled = [len(_spellings(v)[-1]) for v in set(column.values) if _spellings(v)]
+            least = max([least, *spelled])  # `insufficient 514 %` whole
             column.floor = max(len(column.header), min(_natural(column), least))
     dropped: list[str] = []
     _drop(columns, dropped, width, [c for c in columns if c.name in extra])
