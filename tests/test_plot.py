@@ -219,3 +219,24 @@ def test_a_configuration_digest_is_not_a_workload_axis() -> None:
     assert "p" not in axes and axes["label"] == "p08889236"
     assert axes["T"] == 4096 and axes["label_stride"] == 1
     assert shape_axes("T4096-vocab_size151936-bf16-pab45baa3")["label"] == "pab45baa3"
+
+
+def test_change_points_are_drawn_apart(liger_history_lake: Path, tmp_path: Path) -> None:
+    """A change point is a diamond under a dashed vertical rule of its own colour, in both
+    panels; a history without one draws neither. (Liger's history holds no series long enough
+    for E-Divisive, so one real point is marked as `doors.plot` marks a change point.)"""
+    from kindex_olap.doors.charts import CHANGE_POINT, history
+    from kindex_olap.doors.render import write_chart
+
+    text = "history jsd h100-pcie fwd liger"
+    plain = query_chart(text, liger_history_lake).spec
+    rows = chart_data(plain)
+    assert rows and not any(d["_change_point"] for d in rows)
+    write_chart(plain, tmp_path / "plain.svg")
+    assert CHANGE_POINT not in (tmp_path / "plain.svg").read_text()
+    marked = [{**d, "_change_point": d["version"] == "0.3.1" and i < 2} for i, d in enumerate(rows)]
+    assert sum(d["_change_point"] for d in marked) == 1
+    write_chart(history(marked).spec, tmp_path / "cut.svg")
+    svg = (tmp_path / "cut.svg").read_text()
+    assert svg.count(f'stroke="{CHANGE_POINT}"') == 2  # one rule per panel
+    assert "change point" in svg

@@ -177,6 +177,9 @@ def test_real_values_stay_distinct_at_80(liger_history_lake: Path, text: str) ->
     assert all(len(line) <= 80 for line in table.lines)
     for column in table.shown:
         full = set(column.values)
+        if column.head:  # an evidence keeps its first words where a group has no more room
+            assert column.width >= min(column.longest, len("single timing…")), column.name
+            continue
         assert len({column.cut(v, column.width) for v in full}) == len(full), column.name
 
 

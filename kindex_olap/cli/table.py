@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -45,6 +46,9 @@ SOFT_WIDTH = 14  # text is shortened below this only when leaving out numbers is
 # the names of what a row compares, and where: where they differ by row, a row cannot be read
 # without them, so other text is shortened to its floor before they are left out
 PAIR = ("candidate", "baseline", "gpu", "kernel")
+# where leaving columns out to fit loses what tells rows apart (a whole-lake summary at 80
+# columns), rows are grouped by these, in this order, each group under its own title line
+GROUP_BY = ("kernel", "gpu", "environment", "pass")
 _ANSI = {"green": "\x1b[32m", "red": "\x1b[31m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
 _RESET = "\x1b[0m"
 
@@ -60,13 +64,22 @@ class Column:
     date: bool = False  # cut from the end (the time goes first, the day stays)
     head: bool = False  # cut from the end with an ellipsis (the start says the most)
     common: tuple[int, int] = (0, 0)  # lengths of the prefix and suffix every value shares
+    longest: int = 0  # the longest value's length
+    # each value's `-`-separated parts that differ between values, the rest elided
+    # (`T4096…label_stride1…p08889236`); used below `compact_below` characters, the width
+    # under which one cut can no longer keep the values apart
+    compact: dict[str, str] = field(default_factory=dict)
+    compact_below: int = 0
 
     def __post_init__(self) -> None:
         self.header = self.header or header(self.name)
-        self.width = max([len(self.header), *(len(v) for v in self.values)])
+        self.longest = max((len(v) for v in self.values), default=0)
+        self.width = max(len(self.header), self.longest)
         distinct = sorted(set(self.values))
         if len(distinct) > 1:
             self.common = (_common_prefix(distinct), _common_prefix([v[::-1] for v in distinct]))
+            if not self.numeric:
+                self.compact = _compact(distinct)
 
     def cut(self, value: str, width: int) -> str:
         """`value` in `width` characters: a date loses its time, other text loses characters
@@ -76,10 +89,50 @@ class Column:
         if self.date:
             return value[:DAY]
         if self.head:
-            return value[: width - 1] + ELLIPSIS
+            short = next((s for s in _spellings(value) if len(s) <= width), value)
+            return short if len(short) <= width else short[: width - 1] + ELLIPSIS
+        if width < self.compact_below and value in self.compact:
+            return shorten(self.compact[value], width)
         # one place for the cut on every row: where the longest value's cut fits
-        longest = max(len(v) for v in self.values)
-        return shorten_inside(value, width, *self.common, need=longest - width + 1)
+        return shorten_inside(value, width, *self.common, need=self.longest - width + 1)
+
+
+_INSUFFICIENT = re.compile(r"insufficient replicates \(floor (?P<floor>[^)]*)\)")
+# what a verdict shortened to fit means, said once on stderr
+SPELLED = "insufficient N %: insufficient replicates, the step's noise floor (N %) wider than a change it could show"
+
+
+def _spellings(value: str) -> list[str]:
+    """Shorter spellings of a verdict, longest first, each keeping what it says
+    (`insufficient replicates (floor 12 %)` -> `insufficient (floor 12 %)` ->
+    `insufficient 12 %`: the floor is what tells two such steps apart)."""
+    found = _INSUFFICIENT.fullmatch(value)
+    if found is None:
+        return []
+    floor = found["floor"]
+    return [f"insufficient (floor {floor})", f"insufficient {floor}"]
+
+
+def _compact(distinct: list[str]) -> dict[str, str]:
+    """Each value as the `-`-separated parts that differ between the values, an ellipsis for
+    each run of parts they all share; empty unless every value has the same 3 or more parts
+    and the spelling is shorter."""
+    split = [v.split("-") for v in distinct]
+    if len(split[0]) < 3 or any(len(parts) != len(split[0]) for parts in split):
+        return {}
+    differ = [len({parts[i] for parts in split}) > 1 for i in range(len(split[0]))]
+    if all(differ):
+        return {}
+    compact = {}
+    for value, parts in zip(distinct, split, strict=True):
+        out = ""
+        for part, kept in zip(parts, differ, strict=True):
+            if kept:
+                out += ("-" if out and not out.endswith(ELLIPSIS) else "") + part
+            elif not out.endswith(ELLIPSIS):
+                out += ELLIPSIS
+        compact[value] = out
+    return compact
 
 
 def _common_prefix(values: list[str]) -> int:
@@ -101,27 +154,33 @@ class Table:
     # a name that says what a row compares (candidate, baseline), left out to fit although it
     # differs by row: its values, said on stderr
     differing: dict[str, list[str]] = field(default_factory=dict)
+    spelled: bool = False  # a verdict printed in a shorter spelling (SPELLED says what it means)
 
     def notes(self, width: int | None) -> list[str]:
-        """One stderr line naming what was left out, if anything."""
+        """The stderr lines naming what was left out, and what a shortened verdict means."""
+        notes = [SPELLED] if self.spelled else []
         if not self.left_out and not self.dropped_to_fit:
-            return []
+            return _wrapped(notes, width)
         parts = []
         if self.left_out:
             parts.append(", ".join(self.left_out))
         if self.dropped_to_fit:
             parts.append(f"to fit {width} columns: {', '.join(self.dropped_to_fit)}")
         more = "--format csv shows every column" if not self.left_out else "--wide adds them"
-        notes = [f"columns left out: {'; '.join(parts)} ({more})"]
+        notes.insert(0, f"columns left out: {'; '.join(parts)} ({more})")
         notes += [
             f"{name} differs by row ({', '.join(values)}); --format csv shows each row's"
             for name, values in self.differing.items()
         ]
-        if width is None:
-            return notes
-        import textwrap
+        return _wrapped(notes, width)
 
-        return [line for n in notes for line in textwrap.wrap(n, width, break_on_hyphens=False)]
+
+def _wrapped(notes: list[str], width: int | None) -> list[str]:
+    if width is None:
+        return notes
+    import textwrap
+
+    return [line for n in notes for line in textwrap.wrap(n, width, break_on_hyphens=False)]
 
 
 def terminal_width(out: TextIO) -> int | None:
@@ -155,9 +214,108 @@ def render(
     wide: bool = False,
 ) -> Table:
     """The table of `rows` for `verb`, fitted to `width` (None: as wide as it is). `wide`
-    adds the verb's other columns after its default ones and leaves none of those out."""
+    adds the verb's other columns after its default ones and leaves none of those out.
+
+    Where fitting leaves out a column that tells rows apart (a kernel, a GPU) or lets two
+    rows read alike, the rows are split by the first of `GROUP_BY` that varies among them,
+    and each part is fitted as a table of its own under its own title line (what its rows
+    share), again split by the next where it still loses one (a whole-lake summary)."""
     spec = verb_columns(verb)
-    shown, extra, table = _chosen(display_columns(list(columns), rows), spec, wide)
+    parts = _parts(list(columns), rows, list(range(len(rows))), spec, width, wide, 0)
+    if width is not None and len(parts) > 1:
+        _same_extras(parts, spec, width)
+    return _joined(parts, color)
+
+
+def _joined(parts: list[tuple[Table, list[int]]], color: bool) -> Table:
+    """One table of the groups' tables, a blank line between them; what they left out named
+    once (a column some group shows, evidence where a side was timed once, is not "left
+    out" but may be "left out to fit" where another group had no room for it)."""
+    table = Table()
+    for part, group in parts:
+        if table.lines:
+            table.lines.append("")  # a group's title starts a paragraph of its own
+        table.lines.extend(part.lines)
+        table.lines.extend(body(part.shown, range(len(group)), color))
+        table.shown.extend(part.shown)
+        table.left_out += [n for n in part.left_out if n not in table.left_out]
+        table.dropped_to_fit += [n for n in part.dropped_to_fit if n not in table.dropped_to_fit]
+        for name, values in part.differing.items():
+            table.differing[name] = sorted({*table.differing.get(name, []), *values})
+    shown = {c.name for c in table.shown}
+    table.left_out = [n for n in table.left_out if n not in shown]
+    table.spelled = any(
+        c.head and c.cut(v, c.width) != v and _spellings(v) for c in table.shown for v in c.values
+    )
+    table.differing = {name: _some(values) for name, values in table.differing.items()}
+    return table
+
+
+def _same_extras(
+    parts: list[tuple[Table, list[int]]], spec: VerbColumns | None, width: int
+) -> None:
+    """Leave out of every group the columns that are neither an answer nor a row key (a
+    summary's min and max) where some group left them out to fit: the groups read alike,
+    and the stderr line that names them is true of every group."""
+    kept = set(spec.answer) | set(spec.keys) if spec else set()
+    extras = {n for part, _ in parts for n in part.dropped_to_fit if n not in kept}
+    for part, _ in parts:
+        left = [c for c in part.shown if c.name not in extras]
+        # but not where they are what tells two of its rows apart (two runs of one case)
+        if len(left) < len(part.shown) and _lines(left) == _lines(part.shown):
+            part.dropped_to_fit += [c.name for c in part.shown if c not in left]
+            part.shown = left
+            _grow(part.shown, width)
+
+
+def _parts(
+    columns: list[str],
+    rows: Sequence[Sequence[Any]],
+    group: list[int],
+    spec: VerbColumns | None,
+    width: int | None,
+    wide: bool,
+    level: int,
+) -> list[tuple[Table, list[int]]]:
+    """The rows numbered `group` as one table (its title lines and columns, not its body),
+    else, where that table loses what tells its rows apart and `GROUP_BY[level:]` holds a
+    column that varies among them, as one table per value of that column."""
+    table, lost = _layout(columns, [rows[i] for i in group], spec, width, wide)
+    index = {name: i for i, name in enumerate(columns)}
+    order = _split_order(spec)
+    for at, name in enumerate(order[level:], start=level):
+        # past GROUP_BY, a row key splits only where this table left it out (a shape too
+        # long to fit beside the names), so two runs of one case never split into one each
+        if name not in index or (name not in GROUP_BY and name not in table.dropped_to_fit):
+            continue
+        split: dict[Any, list[int]] = {}
+        for i in group:
+            split.setdefault(rows[i][index[name]], []).append(i)
+        if lost and len(split) > 1:
+            return [
+                part
+                for sub in split.values()
+                for part in _parts(columns, rows, sub, spec, width, wide, at + 1)
+            ]
+    return [(table, group)]
+
+
+def _split_order(spec: VerbColumns | None) -> tuple[str, ...]:
+    """`GROUP_BY`, then the verb's other row keys."""
+    keys = spec.keys if spec else ()
+    return (*GROUP_BY, *(k for k in keys if k not in GROUP_BY))
+
+
+def _layout(
+    columns: list[str],
+    rows: Sequence[Sequence[Any]],
+    spec: VerbColumns | None,
+    width: int | None,
+    wide: bool,
+) -> tuple[Table, bool]:
+    """The title lines and fitted columns of `rows`, and whether fitting lost a row key that
+    varies or made two rows print the same."""
+    shown, extra, table = _chosen(display_columns(columns, rows), spec, wide)
     keep = set(spec.answer) if spec else set()
     title: list[Column] = []
     if len(rows) > 1 or (spec is not None and rows):
@@ -167,18 +325,34 @@ def render(
         ]
         shown = [c for c in shown if c not in title]
     table.lines = title_lines(title, {c.name for c in shown}, width)
+    lost = False
     if width is not None:
         keys = set(spec.keys) if spec else set()
         table.dropped_to_fit = fit(shown, width, keep=keep, keys=keys, extra=extra)
+        lost = _reads_alike(shown, table.dropped_to_fit, keys)
         table.differing = {
-            c.name: _some(sorted(set(c.values)))
+            c.name: sorted(set(c.values))
             for c in shown
             if c.name in table.dropped_to_fit and c.name in PAIR and len(set(c.values)) > 1
         }
         shown = [c for c in shown if c.name not in table.dropped_to_fit]
     table.shown = shown
-    table.lines.extend(body(shown, len(rows), color))
-    return table
+    return table, lost
+
+
+def _reads_alike(columns: list[Column], dropped: list[str], keys: set[str]) -> bool:
+    """Whether leaving out `dropped` lost a row key that varies, or made two rows print the
+    same."""
+    if any(c.name in dropped and c.name in keys and len(set(c.values)) > 1 for c in columns):
+        return True
+    nrows = len(columns[0].values) if columns else 0
+    return _lines([c for c in columns if c.name not in dropped]) < nrows
+
+
+def _lines(printed: list[Column]) -> int:
+    """How many different lines the columns `printed` print."""
+    nrows = len(printed[0].values) if printed else 0
+    return len({tuple(c.cut(c.values[i], c.width) for c in printed) for i in range(nrows)})
 
 
 def _some(values: list[str], most: int = 6) -> list[str]:
@@ -407,12 +581,18 @@ def fit(
     shrinkable = [c for c in columns if not c.numeric]
     for column in shrinkable:
         column.floor = distinct_floor(column.values, column)
+        if column.compact and column.floor > MIN_WIDTH:
+            # below the floor one cut would merge values: spell only the parts that differ
+            column.compact_below = column.floor
+            column.floor = min(column.floor, distinct_floor(column.values, column))
         # a short word (a pass, a unit, a status) is never cut, nor is a header
         column.floor = max(column.floor, min(_natural(column), SHORT_WORD), len(column.header))
         if column.name in NAMES:
             column.floor = max(column.floor, min(_natural(column), NAME_FLOOR))
         if column.head:  # a verdict's first words say it; the row keys tell rows apart
             least = HEAD_FLOOR if "verdict" in column.name else len("single timing…")
+            spelled = [len(_spellings(v)[-1]) for v in set(column.values) if _spellings(v)]
+            least = max([least, *spelled])  # `insufficient 514 %` whole
             column.floor = max(len(column.header), min(_natural(column), least))
     dropped: list[str] = []
     _drop(columns, dropped, width, [c for c in columns if c.name in extra])
@@ -475,7 +655,7 @@ def _grow(columns: list[Column], width: int) -> None:
 
 
 def _natural(column: Column) -> int:
-    return max([len(column.header), *(len(v) for v in column.values)])
+    return max(len(column.header), column.longest)
 
 
 def _separates(column: Column, columns: list[Column], dropped: list[str], keys: set[str]) -> bool:
@@ -543,12 +723,13 @@ def total(columns: list[Column]) -> int:
 # -- lines ------------------------------------------------------------------------------------
 
 
-def body(columns: list[Column], nrows: int, color: bool) -> list[str]:
+def body(columns: list[Column], rows: Sequence[int], color: bool) -> list[str]:
+    """The header, its rule and the lines of the rows numbered `rows`."""
     if not columns:
         return []
     header = GAP.join(_pad(shorten(c.header, c.width), c) for c in columns).rstrip()
     lines = [_style(header, "bold", color), GAP.join("─" * c.width for c in columns)]
-    for i in range(nrows):
+    for i in rows:
         cells = []
         for c in columns:
             cell = _pad(c.cut(c.values[i], c.width), c)

@@ -10,7 +10,8 @@ panel). Plain dicts: no altair import on the CLI path (`doors.render` draws them
 - history: latency (median, p20/p80 bars) and speedup against the named baseline (log2)
   against version (or run date with --by run), one line per implementation and shape in a
   palette without verdict colours, flagged steps (regressions, improvements, environment
-  shifts; change points included) filled by their verdict; one legend of each.
+  shifts; change points included) filled by their verdict; one legend of each; change points
+  (a `_change_point` field, set by doors.plot) drawn as diamonds under a dashed vertical rule.
 - summary: a kernel x GPU heatmap of geometric-mean speedups per pass, one per metric and
   candidate/baseline pair (none of a single cell), coloured by verdict on a diverging log
   scale centred at 1.0 (within noise: neutral grey), cells labelled.
@@ -221,6 +222,9 @@ def _flag_fill(data: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 _FLAG_SIZE = {"condition": {"test": "datum._flag !== 'none'", "value": 160}, "value": 30}
+# change points (E-Divisive) are drawn as diamonds under a dashed vertical rule of this colour
+CHANGE_POINT = "#6a3d9a"
+_SHAPE = {"condition": {"test": "datum._change_point", "value": "diamond"}, "value": "circle"}
 LINE_PALETTE = ["#1f77b4", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"]
 
 
@@ -252,7 +256,8 @@ def history(data: list[dict[str, Any]]) -> Chart:
         "data": {"values": data},
         "title": titled(
             "history" + (f" · {title}" if title else ""),
-            f"baseline: {against}; steps marked by verdict",
+            f"baseline: {against}; steps marked by verdict"
+            + ("; dashed purple rule, diamond: change point" if _cuts(data) else ""),
         ),
         "vconcat": [
             _history_panel(data, x, color, *latency),
@@ -261,6 +266,10 @@ def history(data: list[dict[str, Any]]) -> Chart:
         "resolve": {"legend": {"color": "shared", "fill": "shared"}},
     }
     return Chart(spec, [])
+
+
+def _cuts(data: list[dict[str, Any]]) -> bool:
+    return any(d.get("_change_point") for d in data)
 
 
 def _history_x(data: list[dict[str, Any]]) -> dict[str, Any]:
@@ -300,7 +309,7 @@ def _history_panel(
             "mark": {"type": "point", "filled": True, "strokeWidth": 1.5},
             "encoding": {
                 "x": x, "y": y, "fill": _flag_fill(data), "stroke": {**color, "legend": None},
-                "size": _FLAG_SIZE,
+                "size": _FLAG_SIZE, "shape": _SHAPE,
                 "tooltip": [{"field": k, "type": "nominal"} for k in
                             ("_line", "version", "verdict", "speedup_verdict")]
                 + [{"field": field, "type": "quantitative"}],
@@ -313,6 +322,16 @@ def _history_panel(
     if log:
         rule = {"mark": {"type": "rule", "strokeDash": [4, 3], "color": "#555"}}
         layers.append({**rule, "encoding": {"y": {"datum": 1}}})
+    if _cuts(data):
+        # a change point: a vertical rule across the panel, in no line's or verdict's colour
+        cut = {"type": "rule", "strokeDash": [6, 3], "strokeWidth": 1.5, "color": CHANGE_POINT}
+        layers.append(
+            {
+                "transform": [{"filter": "datum._change_point"}],
+                "mark": cut,
+                "encoding": {"x": x, "tooltip": [{"field": "_line", "type": "nominal"}]},
+            }
+        )
     return {"width": WIDTH, "height": HEIGHT, "layer": layers}
 
 

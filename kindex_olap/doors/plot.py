@@ -45,9 +45,37 @@ def query_chart(
     if not result.rows:
         why = "; ".join(result.diagnostics) or "no rows"
         raise QueryError(f"nothing to plot: {why}")
-    chart = chart_for(result.verb, result.columns, result.rows)
+    columns, rows = result.columns, result.rows
+    if result.verb == "history":
+        cuts = change_points(text, lake, options or Options())
+        at = [columns.index(k) for k in CHANGE_POINT_KEY]
+        columns = [*columns, "_change_point"]
+        rows = [(*row, tuple(row[i] for i in at) in cuts) for row in rows]
+    chart = chart_for(result.verb, columns, rows)
     chart.notes = [*result.diagnostics, *chart.notes]
     return chart
+
+
+# a history point is the point a step goes into: these columns of history and of `changes`
+CHANGE_POINT_KEY = ("kernel", "pass", "gpu", "shape", "implementation", "version")
+
+
+def change_points(text: str, lake: Any, options: Any) -> set[tuple[Any, ...]]:
+    """The points of history `text` where a change point (E-Divisive) starts: the steps that
+    `changes` (same filters) lists with a change-point rule."""
+    from kindex_olap.query.run import run_query
+
+    words = text.split(maxsplit=1)
+    steps = run_query(" ".join(["changes", *words[1:]]), lake, options)
+    index = {name: i for i, name in enumerate(steps.columns)}
+    if "rule" not in index:
+        return set()
+    key = [index["to_version" if k == "version" else k] for k in CHANGE_POINT_KEY]
+    return {
+        tuple(row[i] for i in key)
+        for row in steps.rows
+        if str(row[index["rule"]]).startswith("change point")
+    }
 
 
 def plot(
