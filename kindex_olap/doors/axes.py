@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from kindex_olap import labels
 from kindex_olap.errors import QueryError
 from kindex_olap.natural import natural_key
 
@@ -160,7 +161,8 @@ def panels(data: list[dict[str, Any]], by: tuple[str, ...]) -> str | None:
 
 
 def gpu_label(d: dict[str, Any]) -> str:
-    return " ".join(str(d[k]) for k in ("gpu", "form_factor") if d.get(k))
+    """A row's GPU as people name it (kindex_olap.labels)."""
+    return labels.gpu_label(d.get("gpu"), d.get("form_factor"))
 
 
 def facet(spec: dict[str, Any], data: list[dict[str, Any]], panel: str | None) -> dict[str, Any]:

@@ -81,7 +81,9 @@ def vega_bundle() -> str:
     import vl_convert as vlc
 
     version = importlib.metadata.version("vl-convert-python")
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kindex"
+    from kindex_olap.cache import cache_folder
+
+    cache = cache_folder()
     path = cache / f"vega-bundle-{version}.js"
     try:
         return path.read_text(encoding="utf-8")
