@@ -8,6 +8,7 @@ them from `kindex migrate` or its next ingest; --as-of reads the layers of the c
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -93,6 +94,45 @@ def test_layers_after_several_ingests_equal_one_ingest(
     assert Lake(lake).snapshot().has_layers
     assert not differences(layer_rows(lake), layer_rows(liger_history_lake))
     assert len(layer_rows(lake)["layer_replicate_pairs"]) > 500
+
+
+def by_environment(raw: Path, root: Path, parts: int) -> list[Path]:
+    """The raw bundle files of a lake in `parts` folders of whole environments (hard links),
+    the dimension and provenance files in the first: each later ingest touches only its own
+    environments, and moves the floors that pool every environment's pairs."""
+    files = sorted(p for p in raw.iterdir() if p.is_file())
+    groups: dict[str, list[Path]] = {}
+    for path in files:
+        if not path.name.startswith("_"):
+            bundle = json.loads(path.read_text().split("\n\n", 1)[1])
+            groups.setdefault(bundle["environment"]["metadata"]["name"], []).append(path)
+    names = sorted(groups)
+    folders = []
+    for number in range(parts):
+        folder = root / f"environments{number}"
+        folder.mkdir(parents=True)
+        chosen = [p for name in names[number::parts] for p in groups[name]]
+        chosen += [p for p in files if p.name.startswith("_")] if number == 0 else []
+        for path in chosen:
+            os.link(path, folder / path.name)
+        folders.append(folder)
+    return folders
+
+
+def test_layers_of_ingests_of_some_environments_equal_one_ingest(
+    liger_history_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kindex_olap.layers import build
+
+    reports: list[build.LayerReport] = []
+    update = build.update
+    monkeypatch.setattr(build, "update", lambda tx: reports.append(update(tx)) or reports[-1])
+    lake = tmp_path / "lake"
+    for folder in by_environment(liger_history_lake.parent / "raw", tmp_path, 3):
+        assert ingest([folder], lake).runs_added
+    # the later ingests updated their own environments (and those whose floors moved) only
+    assert reports[0].environments is None and reports[1].environments and reports[2].environments
+    assert not differences(layer_rows(lake), layer_rows(liger_history_lake))
 
 
 def test_views_over_layers_equal_the_views_computed_live(liger_history_lake: Path) -> None:

@@ -82,11 +82,13 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
             f"CREATE TEMP TABLE fresh_{NOISE_MODEL} AS SELECT * FROM noise_model_for(NULL)"
         ).fetchall()
         rows[NOISE_MODEL] = _count(con, f"fresh_{NOISE_MODEL}")
+        # the speedups and the summary change where the pairs or the floors did
+        moved = None if touched is None else _floors_moved(con, touched)
         write_relation(tx, NOISE_MODEL, con.table(f"fresh_{NOISE_MODEL}"), replace=True)
         rows[POINTS] = write_points(con, tx, touched)
         # last: they read the layers written above
         read_written_layers(con, tx)
-        rows.update(write_whole(con, tx))
+        rows.update(write_whole(con, tx, moved))
     finally:
         con.close()
     count = None if touched is None else len(touched)
@@ -126,6 +128,20 @@ def _touched_environments(con: duckdb.DuckDBPyConnection, tx: Transaction) -> li
     if None in found:
         return None
     return sorted(str(digest) for digest in found)
+
+
+def _floors_moved(con: duckdb.DuckDBPyConnection, touched: list[str]) -> list[str] | None:
+    """`touched` and the environments whose floors the fresh noise model changed (a pooled
+    floor moves with every environment's pairs); None: every one (one without a digest)."""
+    rows = con.execute(
+        f"SELECT DISTINCT environment_digest FROM ("
+        f"(SELECT * FROM temp.fresh_{NOISE_MODEL} EXCEPT SELECT * FROM {NOISE_MODEL}) "
+        f"UNION ALL (SELECT * FROM {NOISE_MODEL} EXCEPT SELECT * FROM temp.fresh_{NOISE_MODEL}))"
+    ).fetchall()  # names from this module's constants
+    moved = {row[0] for row in rows}
+    if None in moved:
+        return None
+    return sorted(set(touched) | {str(digest) for digest in moved})
 
 
 def _every_environment(con: duckdb.DuckDBPyConnection, touched: list[str]) -> bool:

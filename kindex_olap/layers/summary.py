@@ -2,9 +2,10 @@
 summary of every default pair (every implementation against its cell's baseline, the newest
 runs), stored with the lake commit.
 
-Their verdicts and intervals read the noise floors, which depend on the whole lake, so they are
-computed whole by every lake commit that changes the layers, after the others, as a reader of
-that lake commit would compute them (over its stored layers). A `speedup` with the default
+Their verdicts and intervals read the noise floors, which depend on the whole lake (pooled
+floors), so every lake commit that changes the layers computes them after the others, as a
+reader of that lake commit would (over its stored layers): for the environments whose pairs or
+floors it changed, keeping the other environments' rows (kindex_olap.layers.build). A `speedup` with the default
 pairing and a `summary` that only chooses groups (kernels, GPUs, passes, a candidate) read them
 (query/compile.py compile_stored); a named baseline, `--version` or `--all` (and a summary's
 shape filter, which changes what is bootstrapped) compute at read time, as before. The
@@ -36,14 +37,29 @@ def read_written_layers(con: duckdb.DuckDBPyConnection, tx: Transaction) -> None
     read_layers(con, dataclasses.replace(pending, versions=versions))
 
 
-def write_whole(con: duckdb.DuckDBPyConnection, tx: Transaction) -> dict[str, int]:
+def write_whole(
+    con: duckdb.DuckDBPyConnection, tx: Transaction, environments: list[str] | None
+) -> dict[str, int]:
     """Compute the speedups and the summary of the lake commit `tx` is about to make on `con`
-    (read_written_layers) and write them into `tx`. Returns their rows."""
+    (read_written_layers) and write them into `tx`: of the `environments` whose pairs or floors
+    this lake commit changed, the lake commit before's rows for the others (a row depends on
+    its environment's pairs and floors only: every group holds one environment); of every
+    environment when None. Returns their rows."""
     from kindex_olap.query.compile import stored_speedups_sql, stored_summary_sql
 
+    some = environments is not None
     rows = {}
-    for table, sql in ((SPEEDUPS, stored_speedups_sql()), (SUMMARY, stored_summary_sql())):
-        con.execute(f"CREATE OR REPLACE TEMP TABLE fresh_{table} AS {sql}").fetchall()
+    for table, sql in ((SPEEDUPS, stored_speedups_sql(some)), (SUMMARY, stored_summary_sql(some))):
+        if some:  # names from this module's constants
+            sql = (
+                f"SELECT * FROM {table} "
+                "WHERE coalesce(NOT list_contains(?::VARCHAR[], environment_digest), true) "
+                f"UNION ALL BY NAME SELECT * FROM ({sql})"
+            )
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE fresh_{table} AS {sql}",
+            [environments, environments] if some else [],
+        ).fetchall()
         write_relation(tx, table, con.table(f"fresh_{table}"), replace=True)
         rows[table] = int(con.execute(f"SELECT count(*) FROM fresh_{table}").fetchall()[0][0])
     return rows

@@ -177,25 +177,28 @@ DEFAULT_BASELINE = "baseline_rule IS NOT NULL"
 DEFAULT_PAIRING = "pairing = 'latest'"
 
 
-def stored_summary_sql() -> str:
+def stored_summary_sql(some: bool = False) -> str:
     """The summary of every default pair of the lake commit (every implementation against its
-    cell's baseline, the newest runs), its template's columns: what layer_summary stores."""
+    cell's baseline, the newest runs), its template's columns: what layer_summary stores. some:
+    of the environments a `?` parameter lists."""
     spec = REGISTRY["summary"].sql
     assert spec is not None and spec.template is not None
-    return _without_comments(read_sql(spec.template)).replace("{cases}", _default_pairs(spec))
+    rows = _default_pairs(spec, some)
+    return _without_comments(read_sql(spec.template)).replace("{cases}", rows)
 
 
-def stored_speedups_sql() -> str:
+def stored_speedups_sql(some: bool = False) -> str:
     """Every column of the speedups of every default pair of the lake commit: what
-    layer_speedups stores."""
+    layer_speedups stores. some: of the environments a `?` parameter lists."""
     spec = REGISTRY["speedup"].sql
     assert spec is not None
-    return _default_pairs(spec)
+    return _default_pairs(spec, some)
 
 
-def _default_pairs(spec: VerbSql) -> str:
+def _default_pairs(spec: VerbSql, some: bool) -> str:
+    environments = "?" if some else "NULL"
     return (
-        f"SELECT * FROM {spec.view}_for(NULL, NULL, NULL) "
+        f"SELECT * FROM {spec.view}_for(NULL, {environments}, NULL) "
         f"WHERE {DEFAULT_BASELINE} AND {DEFAULT_PAIRING}"
     )
 
