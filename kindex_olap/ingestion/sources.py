@@ -274,9 +274,46 @@ def read_line_range(
     try:
         with open(path, "rb") as handle:
             handle.seek(start)
-            yield from _lines(name, _Limited(handle, end - start), first_line)
+            whole = end - start <= RANGE_READ_BYTES  # a range holding a huge line is streamed
+            lines = _split_range(handle.read(end - start), end - start) if whole else None
+            if lines is None:
+                handle.seek(start)
+                yield from _lines(name, _Limited(handle, end - start), first_line)
+                return
     except OSError as e:
         yield Problem(name, first_line, f"unreadable file: {e}")
+        return
+    for number, line in enumerate(lines, first_line):
+        text = line.strip()
+        if text:
+            yield Document(name, number, text)
+
+
+# A range up to this size is read in one piece (line_ranges' ranges are about CHUNK_BYTES, more
+# only when a line is longer).
+RANGE_READ_BYTES = 16 * 1024 * 1024
+
+
+def _split_range(data: bytes, size: int) -> list[bytes] | None:
+    """The lines of a whole range read in one piece, when they are exactly what `_lines` would
+    read (else None, and the range is streamed by `_lines`): every line within
+    MAX_DOCUMENT_BYTES (its newline not counted), the range within the file budget's bytes and
+    blank lines (it has fewer blank lines than newlines), and a budget of seconds without a
+    document that splitting bytes in memory cannot spend. Reading this way saves a Python
+    readline and budget check a line (8 of a bundle's 60-70 us of staging)."""
+    if len(data) != size:  # the file changed under us: let the stream say what it reads
+        return None
+    budget = Budget.from_environment()
+    if size > budget.bytes or budget.seconds_without_document < 1:
+        return None
+    lines = data.split(b"\n")
+    if len(lines) > budget.blank_lines:  # more newlines than the blank lines admitted
+        return None
+    if not lines[-1]:
+        lines.pop()  # the range ends with a newline: nothing after it
+    if size > MAX_DOCUMENT_BYTES and max(map(len, lines)) > MAX_DOCUMENT_BYTES:
+        return None
+    return lines
 
 
 class _Limited(io.RawIOBase):
