@@ -223,6 +223,14 @@ def read_documents(
     """The documents of one input file (or of its bytes, already read), or what stops them."""
     name = os.fspath(path)
     fmt, compression = _format_of(path)
+    if data is not None and compression is None:  # a small file read already: no stream
+        if fmt != "lines":
+            yield from _whole_bytes(name, data, fmt)
+            return
+        lines = _split_range(data, len(data))
+        if lines is not None:
+            yield from _split_documents(name, lines, 1)
+            return
     try:
         with _open(path, compression, data) as stream:
             if fmt == "lines":
@@ -283,6 +291,11 @@ def read_line_range(
     except OSError as e:
         yield Problem(name, first_line, f"unreadable file: {e}")
         return
+    yield from _split_documents(name, lines, first_line)
+
+
+def _split_documents(name: str, lines: list[bytes], first_line: int) -> Iterator[Document]:
+    """The documents of lines from `_split_range`, numbered from `first_line`."""
     for number, line in enumerate(lines, first_line):
         text = line.strip()
         if text:
@@ -409,11 +422,15 @@ def _lines(
 
 
 def _whole(name: str, stream: IO[bytes], fmt: str) -> Iterator[Document | Problem]:
-    data = stream.read(MAX_DOCUMENT_BYTES + 1)
+    yield from _whole_bytes(name, stream.read(MAX_DOCUMENT_BYTES + 1), fmt)
+
+
+def _whole_bytes(name: str, data: bytes, fmt: str) -> Iterator[Document | Problem]:
+    """The document of a whole file's bytes (`data`: more than MAX_DOCUMENT_BYTES is too big)."""
     if len(data) > MAX_DOCUMENT_BYTES:
         yield Problem(name, None, _too_big(), data[:KEEP_REJECTED_BYTES])
         return
-    if not data.strip():
+    if not data or data.isspace():  # what strip() leaves empty, without copying the file
         yield Problem(name, None, "empty file: expected a JSON bundle")
         return
     display = None
