@@ -92,10 +92,13 @@ def stage_chunk(
     result = ChunkResult() if into is None else into
     prepared = _prepare_chunk(items, verify) if fast else {}
     seq = first_seq
+    path, counts = None, [0, 0]
     for number, item in enumerate(items):
         if seq_starts and number in seq_starts:
             seq = seq_starts[number]
-        counts = result.per_file.setdefault(item.path, [0, 0])
+        if item.path != path:  # a chunk of one file holds one path: look it up once
+            path = item.path
+            counts = result.per_file.setdefault(path, [0, 0])
         if isinstance(item, Problem):
             counts[1] += 1
             result.rejects.append(_reject(item.path, item.line, item.reason, item.text))
