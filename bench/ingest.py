@@ -211,9 +211,12 @@ class Options:
     library_only: bool = False  # leave out the CLI paths (the layers' update)
 
 
-def versions(options: Options) -> list[tuple[str, Path | None]]:
-    """(label, code) of the code measured: this checkout, and `before` first when given."""
-    return [("before", options.before), ("after", None)] if options.before else [("", None)]
+def versions(options: Options, rounds: int = 1) -> list[tuple[str, Path | None]]:
+    """(label, code) of the code measured: this checkout, and `before` first when given; both
+    `rounds` times, alternating."""
+    if not options.before:
+        return [("", None)] * rounds
+    return [("before", options.before), ("after", None)] * rounds
 
 
 def library(
@@ -227,21 +230,24 @@ def library(
 ) -> None:
     """Ingest as a library call without the layers' update, with each version of the code
     (alternating), into a fresh lake (or, not `fresh`, into `lake` as it is: one input each)."""
-    measured = {}
-    for number, (version, code) in enumerate(versions(options)):
+    measured: dict[str, list[Measured]] = {}
+    for number, (version, code) in enumerate(versions(options, len(inputs) // 2 or 1)):
         if fresh:
             shutil.rmtree(lake, ignore_errors=True)
         source = inputs[0] if fresh else inputs[number]
         m = timed([sys.executable, "-c", ADD_WITHOUT_LAYERS, str(source), str(lake)], code)
-        measured[version] = m
+        measured.setdefault(version, []).append(m)
         report(f"{label} {version}".rstrip(), n, m, baselines)
-        call_wall, call_cpu = (float(x) for x in m.stdout.split())
+        # the last line: DuckDB may print its progress bar to stdout before it (the before code)
+        call_wall, call_cpu = (float(x) for x in m.stdout.splitlines()[-1].split())
         print(f"{'    inside the call':<46} {'':>11} {call_wall:7.2f} s  cpu {call_cpu:7.2f} s")
-    if options.before:
+    if options.before:  # summed over the rounds
         b, a = measured["before"], measured["after"]
+        wall = sum(m.seconds for m in a) / sum(m.seconds for m in b)
+        cpu = sum(m.cpu for m in a) / sum(m.cpu for m in b)
+        rss = max(m.tree_rss for m in a) / max(m.tree_rss for m in b)
         print(
-            f"{'    after / before':<46} {'':>11} wall {a.seconds / b.seconds:5.2f}   "
-            f"cpu {a.cpu / b.cpu:5.2f}   rss {a.tree_rss / b.tree_rss:5.2f}",
+            f"{'    after / before':<46} {'':>11} wall {wall:5.2f}   cpu {cpu:5.2f}   rss {rss:5.2f}",
             flush=True,
         )
 
@@ -282,9 +288,9 @@ def run(n: int, work: Path, options: Options) -> None:
             extra = write_jsonl(1000, work / "extra.jsonl", start=n + 10_000_000)
             measured = timed(kindex("ingest", str(extra), "--lake", str(lake)))
             report(f"add 1k new bundles to the {n:,}-run lake", 1000, measured)
-        extras = [  # fresh bundles for each version of the code, added to the same lake
+        extras = [  # fresh bundles for each version of the code, twice, added to the same lake
             write_jsonl(1000, work / f"extra-{number}.jsonl", start=n + (2 + number) * 10**7)
-            for number, _ in enumerate(versions(options))
+            for number, _ in enumerate(versions(options, 2))
         ]
         label = (
             "  the same, library call, no layers' update" if cli else "add 1k, library, no layers"
