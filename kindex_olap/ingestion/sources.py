@@ -99,12 +99,18 @@ def is_serving_file(name: str) -> bool:
     return name.endswith(SERVING_SUFFIX)
 
 
+_PLAIN_NAME_ENDS = tuple(sorted(_JSON_SUFFIXES))
+
+
 def _is_input_name(name: str) -> bool:
     if name.startswith("."):
         return False
+    lower = name.lower()
+    if lower.endswith(_PLAIN_NAME_ENDS):  # most names: what the rest would say, at once
+        return True
     if is_serving_file(name):
         return True
-    parts = name.lower().rsplit(".", 2)[1:]
+    parts = lower.rsplit(".", 2)[1:]
     if not parts:
         return False
     if "." + parts[-1] in _COMPRESSED:

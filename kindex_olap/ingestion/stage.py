@@ -262,11 +262,12 @@ def _finish_fast(ready: _Ready, doc: Document, seq: int, result: ChunkResult) ->
 
 
 # Per kind, the exact text of a valid protocol or environment document -> (the document, its
-# digest, its count of quotes); a chunk holds few distinct ones. Cleared when full.
+# digest, its count of quotes); a chunk holds few distinct ones. Cleared when full (small: the
+# texts are also held by validate's memory of validated documents, which this one sits on).
 _Shared = tuple[dict[str, Any], str, int]
 _PROTOCOLS: dict[bytes, _Shared] = {}
 _ENVIRONMENTS: dict[bytes, _Shared] = {}
-_SHARED_LIMIT = 10_000
+_SHARED_LIMIT = 1_000
 
 
 def _shared(raw: bytes, kind: type, known: dict[bytes, _Shared]) -> _Shared | None:
