@@ -20,6 +20,12 @@ and the time to add 1k new bundles to the lake just built: through the CLI (what
 waits for, the layers' update included), and as a library call with the layers' update off (the
 layers are another part's cost: kindex_olap/layers), both as a whole process and inside the
 call. Every path runs in its own process.
+
+    .venv/bin/python bench/ingest.py --before ../main --library-only   # before/after, same run
+
+`--before DIR` runs every kindex path also with the code of another checkout (PYTHONPATH=DIR),
+alternating before and after, and prints after/before ratios; `--library-only` leaves out the
+CLI paths (whose time is mostly the layers' update at 100k).
 """
 
 from __future__ import annotations
@@ -127,10 +133,12 @@ class Measured:
     stdout: bytes = b""
 
 
-def timed(command: list[str]) -> Measured:
-    """Run a command to its end, sampling the RSS of it and its descendants."""
+def timed(command: list[str], code: Path | None = None) -> Measured:
+    """Run a command to its end, sampling the RSS of it and its descendants; with `code`, the
+    kindex_olap of that checkout is imported (PYTHONPATH)."""
+    env = dict(os.environ, PYTHONPATH=str(code)) if code else None
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     peak = 0
     while True:
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
@@ -195,39 +203,99 @@ def report(
     )
 
 
-def run(n: int, work: Path, only: str | None, given: Path | None = None) -> None:
+@dataclass
+class Options:
+    only: str | None = None
+    given: Path | None = None  # an existing JSONL file of n bundles
+    before: Path | None = None  # a checkout whose code is measured too, for before/after ratios
+    library_only: bool = False  # leave out the CLI paths (the layers' update)
+
+
+def versions(options: Options, rounds: int = 1) -> list[tuple[str, Path | None]]:
+    """(label, code) of the code measured: this checkout, and `before` first when given; both
+    `rounds` times, alternating."""
+    if not options.before:
+        return [("", None)] * rounds
+    return [("before", options.before), ("after", None)] * rounds
+
+
+def library(
+    label: str,
+    n: int,
+    inputs: list[Path],
+    lake: Path,
+    options: Options,
+    baselines: tuple[Measured, Measured] | None = None,
+    fresh: bool = True,
+) -> None:
+    """Ingest as a library call without the layers' update, with each version of the code
+    (alternating), into a fresh lake (or, not `fresh`, into `lake` as it is: one input each)."""
+    measured: dict[str, list[Measured]] = {}
+    for number, (version, code) in enumerate(versions(options, len(inputs) // 2 or 1)):
+        if fresh:
+            shutil.rmtree(lake, ignore_errors=True)
+        source = inputs[0] if fresh else inputs[number]
+        m = timed([sys.executable, "-c", ADD_WITHOUT_LAYERS, str(source), str(lake)], code)
+        measured.setdefault(version, []).append(m)
+        report(f"{label} {version}".rstrip(), n, m, baselines)
+        # the last line: DuckDB may print its progress bar to stdout before it (the before code)
+        call_wall, call_cpu = (float(x) for x in m.stdout.splitlines()[-1].split())
+        print(f"{'    inside the call':<46} {'':>11} {call_wall:7.2f} s  cpu {call_cpu:7.2f} s")
+    if options.before:  # summed over the rounds
+        b, a = measured["before"], measured["after"]
+        wall = sum(m.seconds for m in a) / sum(m.seconds for m in b)
+        cpu = sum(m.cpu for m in a) / sum(m.cpu for m in b)
+        rss = max(m.tree_rss for m in a) / max(m.tree_rss for m in b)
+        print(
+            f"{'    after / before':<46} {'':>11} wall {wall:5.2f}   cpu {cpu:5.2f}   rss {rss:5.2f}",
+            flush=True,
+        )
+
+
+def run(n: int, work: Path, options: Options) -> None:
     print(f"\nN = {n:,}  (load average {os.getloadavg()[0]:.1f})", flush=True)
     lake = work / f"lake-{n}"
+    only, given, cli = options.only, options.given, not options.library_only
     if only in (None, "jsonl"):
         jsonl = given or write_jsonl(n, work / f"bundles-{n}.jsonl")
         raw = timed([sys.executable, "-c", BASELINE, str(jsonl), str(work / "baseline.parquet")])
         report("DuckDB read_ndjson -> Parquet (raw baseline)", n, raw)
         ordered = timed([sys.executable, "-c", SORTED_BASELINE, str(jsonl), str(work / "sorted")])
         report("DuckDB, the lake's tables sorted (sorted)", n, ordered)
-        measured = timed(kindex("ingest", str(jsonl), "--lake", str(lake)))
-        report("kindex ingest, one JSONL file", n, measured, (raw, ordered))
+        if cli:
+            measured = timed(kindex("ingest", str(jsonl), "--lake", str(lake)))
+            report("kindex ingest, one JSONL file", n, measured, (raw, ordered))
         bare = work / f"lake-{n}-no-layers"
-        measured = timed([sys.executable, "-c", ADD_WITHOUT_LAYERS, str(jsonl), str(bare)])
-        report("  the same, library call, no layers' update", n, measured, (raw, ordered))
-        shutil.rmtree(bare)
+        label = "JSONL, library call, no layers' update"
+        library(label, n, [jsonl], bare, options, (raw, ordered))
+        if cli:
+            shutil.rmtree(bare)
+        else:  # the lake the 1k are added to
+            bare.rename(lake)
         if given is None:
             jsonl.unlink()
     if only in (None, "files"):
         files_n = n if n < 1_000_000 else n // 10
         folder = write_files(files_n, work / f"files-{files_n}")
-        measured = timed(kindex("ingest", str(folder), "--lake", str(work / f"lake-files-{n}")))
-        report(f"kindex ingest, {files_n:,} seed-text files", files_n, measured)
+        if cli:
+            measured = timed(kindex("ingest", str(folder), "--lake", str(work / f"lake-files-{n}")))
+            report(f"kindex ingest, {files_n:,} seed-text files", files_n, measured)
+        label = f"{files_n:,} seed-text files, library, no layers"
+        library(label, files_n, [folder], work / f"lake-files-{n}-bare", options)
         shutil.rmtree(folder)
     if only in (None, "jsonl"):
-        extra = write_jsonl(1000, work / "extra.jsonl", start=n + 10_000_000)
-        measured = timed(kindex("ingest", str(extra), "--lake", str(lake)))
-        report(f"add 1k new bundles to the {n:,}-run lake", 1000, measured)
-        extra = write_jsonl(1000, work / "extra2.jsonl", start=n + 20_000_000)
-        script = [sys.executable, "-c", ADD_WITHOUT_LAYERS, str(extra), str(lake)]
-        measured = timed(script)
-        report("  the same, library call, no layers' update", 1000, measured)
-        call_wall, call_cpu = (float(x) for x in measured.stdout.split())
-        print(f"{'    inside the call':<46} {'':>11} {call_wall:7.2f} s  cpu {call_cpu:7.2f} s")
+        if cli:
+            extra = write_jsonl(1000, work / "extra.jsonl", start=n + 10_000_000)
+            measured = timed(kindex("ingest", str(extra), "--lake", str(lake)))
+            report(f"add 1k new bundles to the {n:,}-run lake", 1000, measured)
+        extras = [  # fresh bundles for each version of the code, twice, added to the same lake
+            write_jsonl(1000, work / f"extra-{number}.jsonl", start=n + (2 + number) * 10**7)
+            for number, _ in enumerate(versions(options, 2))
+        ]
+        label = (
+            "  the same, library call, no layers' update" if cli else "add 1k, library, no layers"
+        )
+        library(label, 1000, extras, lake, options, fresh=False)
     print(f"load average after: {os.getloadavg()[0]:.1f}", flush=True)
 
 
@@ -246,11 +314,19 @@ def main() -> None:
         default=None,
         help="an existing JSONL file of --n bundles (from synthetic.py) instead of a new one",
     )
+    parser.add_argument(
+        "--before", type=Path, default=None, help="a checkout whose code is measured too"
+    )
+    parser.add_argument(
+        "--library-only", action="store_true", help="leave out the CLI paths (layers' update)"
+    )
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
+    before = args.before.resolve() if args.before else None
+    options = Options(args.only, args.jsonl, before, args.library_only)
     with tempfile.TemporaryDirectory(dir=args.work) as scratch:
         for n in args.n:
-            run(n, Path(scratch), args.only, args.jsonl)
+            run(n, Path(scratch), options)
 
 
 if __name__ == "__main__":

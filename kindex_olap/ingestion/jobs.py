@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -63,8 +64,7 @@ def _stage_files(files: list[tuple[str, int, int]], verify: bool, first_seq: int
         seq = first_seq + number * FILE_SEQ_STRIDE
         seq_starts[len(items)] = seq
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
+            data = _read_file(path)
         except OSError as e:
             items.append(Problem(path, None, f"unreadable file: {e}"))
             row = file_row(path, size, mtime, None)
@@ -74,6 +74,19 @@ def _stage_files(files: list[tuple[str, int, int]], verify: bool, first_seq: int
         result.files.append((row, seq // FILE_SEQ_STRIDE))
     stage_chunk(items, verify, first_seq, into=result.chunk, seq_starts=seq_starts)
     return result
+
+
+def _read_file(path: str) -> bytes:
+    """A file's bytes, through the OS calls alone (`open()` builds a buffered file object:
+    9 of the 15 us of reading a small file here)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        parts = []
+        while chunk := os.read(fd, 1 << 20):
+            parts.append(chunk)
+    finally:
+        os.close(fd)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _write_staged(result: JobResult, out: str) -> None:

@@ -252,8 +252,11 @@ class _Ingest:
             f"skipped {path}: a symbolic link out of the input folder (--follow-symlinks reads it)"
             for path in skipped
         ]
-        serving = [f for f in files if is_serving_file(f[0])]
-        return [f for f in files if not is_serving_file(f[0])], serving
+        bundles: list[FileInfo] = []
+        serving: list[FileInfo] = []
+        for file in files:
+            (serving if is_serving_file(file[0]) else bundles).append(file)
+        return bundles, serving
 
     def _stage(self, files: list[FileInfo]) -> None:
         """Stage the files as jobs, in worker processes when there is enough to share, and

@@ -99,12 +99,18 @@ def is_serving_file(name: str) -> bool:
     return name.endswith(SERVING_SUFFIX)
 
 
+_PLAIN_NAME_ENDS = tuple(sorted(_JSON_SUFFIXES))
+
+
 def _is_input_name(name: str) -> bool:
     if name.startswith("."):
         return False
+    lower = name.lower()
+    if lower.endswith(_PLAIN_NAME_ENDS):  # most names: what the rest would say, at once
+        return True
     if is_serving_file(name):
         return True
-    parts = name.lower().rsplit(".", 2)[1:]
+    parts = lower.rsplit(".", 2)[1:]
     if not parts:
         return False
     if "." + parts[-1] in _COMPRESSED:
@@ -223,6 +229,14 @@ def read_documents(
     """The documents of one input file (or of its bytes, already read), or what stops them."""
     name = os.fspath(path)
     fmt, compression = _format_of(path)
+    if data is not None and compression is None:  # a small file read already: no stream
+        if fmt != "lines":
+            yield from _whole_bytes(name, data, fmt)
+            return
+        lines = _split_range(data, len(data))
+        if lines is not None:
+            yield from _split_documents(name, lines, 1)
+            return
     try:
         with _open(path, compression, data) as stream:
             if fmt == "lines":
@@ -274,9 +288,51 @@ def read_line_range(
     try:
         with open(path, "rb") as handle:
             handle.seek(start)
-            yield from _lines(name, _Limited(handle, end - start), first_line)
+            whole = end - start <= RANGE_READ_BYTES  # a range holding a huge line is streamed
+            lines = _split_range(handle.read(end - start), end - start) if whole else None
+            if lines is None:
+                handle.seek(start)
+                yield from _lines(name, _Limited(handle, end - start), first_line)
+                return
     except OSError as e:
         yield Problem(name, first_line, f"unreadable file: {e}")
+        return
+    yield from _split_documents(name, lines, first_line)
+
+
+def _split_documents(name: str, lines: list[bytes], first_line: int) -> Iterator[Document]:
+    """The documents of lines from `_split_range`, numbered from `first_line`."""
+    for number, line in enumerate(lines, first_line):
+        text = line.strip()
+        if text:
+            yield Document(name, number, text)
+
+
+# A range up to this size is read in one piece (line_ranges' ranges are about CHUNK_BYTES, more
+# only when a line is longer).
+RANGE_READ_BYTES = 16 * 1024 * 1024
+
+
+def _split_range(data: bytes, size: int) -> list[bytes] | None:
+    """The lines of a whole range read in one piece, when they are exactly what `_lines` would
+    read (else None, and the range is streamed by `_lines`): every line within
+    MAX_DOCUMENT_BYTES (its newline not counted), the range within the file budget's bytes and
+    blank lines (it has fewer blank lines than newlines), and a budget of seconds without a
+    document that splitting bytes in memory cannot spend. Reading this way saves a Python
+    readline and budget check a line (8 of a bundle's 60-70 us of staging)."""
+    if len(data) != size:  # the file changed under us: let the stream say what it reads
+        return None
+    budget = Budget.from_environment()
+    if size > budget.bytes or budget.seconds_without_document < 1:
+        return None
+    lines = data.split(b"\n")
+    if len(lines) > budget.blank_lines:  # more newlines than the blank lines admitted
+        return None
+    if not lines[-1]:
+        lines.pop()  # the range ends with a newline: nothing after it
+    if size > MAX_DOCUMENT_BYTES and max(map(len, lines)) > MAX_DOCUMENT_BYTES:
+        return None
+    return lines
 
 
 class _Limited(io.RawIOBase):
@@ -372,11 +428,15 @@ def _lines(
 
 
 def _whole(name: str, stream: IO[bytes], fmt: str) -> Iterator[Document | Problem]:
-    data = stream.read(MAX_DOCUMENT_BYTES + 1)
+    yield from _whole_bytes(name, stream.read(MAX_DOCUMENT_BYTES + 1), fmt)
+
+
+def _whole_bytes(name: str, data: bytes, fmt: str) -> Iterator[Document | Problem]:
+    """The document of a whole file's bytes (`data`: more than MAX_DOCUMENT_BYTES is too big)."""
     if len(data) > MAX_DOCUMENT_BYTES:
         yield Problem(name, None, _too_big(), data[:KEEP_REJECTED_BYTES])
         return
-    if not data.strip():
+    if not data or data.isspace():  # what strip() leaves empty, without copying the file
         yield Problem(name, None, "empty file: expected a JSON bundle")
         return
     display = None

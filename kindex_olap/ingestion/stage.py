@@ -7,7 +7,6 @@ flattens earlier batches.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -93,10 +92,13 @@ def stage_chunk(
     result = ChunkResult() if into is None else into
     prepared = _prepare_chunk(items, verify) if fast else {}
     seq = first_seq
+    path, counts = None, [0, 0]
     for number, item in enumerate(items):
         if seq_starts and number in seq_starts:
             seq = seq_starts[number]
-        counts = result.per_file.setdefault(item.path, [0, 0])
+        if item.path != path:  # a chunk of one file holds one path: look it up once
+            path = item.path
+            counts = result.per_file.setdefault(path, [0, 0])
         if isinstance(item, Problem):
             counts[1] += 1
             result.rejects.append(_reject(item.path, item.line, item.reason, item.text))
@@ -181,22 +183,21 @@ def _prepare_chunk(items: list[Document | Problem], verify: bool) -> dict[int, _
     general path, which also gives the precise reason for a reject."""
     prepared: dict[int, _Ready] = {}
     strings = _TWIN.new_strings()
-    starts: list[tuple[int, ...]] = []  # per prepared bundle, where its strings start
     for number, item in enumerate(items):
         if isinstance(item, Document):
-            start = tuple(map(len, strings))
             ready = _prepare_fast(item, verify, strings)
             if ready is not None:
                 prepared[number] = ready
-                starts.append(start)
-    failing = _PATTERNS.failing(strings)
-    if any(failing):  # some string breaks its pattern: leave the bundles that hold one
-        numbers = list(prepared)
-        for pattern, bad in enumerate(failing):
-            column = [start[pattern] for start in starts]
-            for index, value in enumerate(strings[pattern]):
-                if value in bad:
-                    prepared.pop(numbers[bisect.bisect_right(column, index) - 1], None)
+    bad = set().union(*_PATTERNS.failing(strings))
+    if bad:  # some string breaks its pattern: leave every bundle whose text holds one
+        # A document on this path has no backslash, so each of its strings is in its text as
+        # it is, between quotes: a bundle holding a bad string is found (and a few others,
+        # which the general path accepts all the same).
+        quoted = [b'"' + value.encode() + b'"' for value in bad]
+        for number in list(prepared):
+            text = items[number].text
+            if any(value in text for value in quoted):
+                del prepared[number]
     return prepared
 
 
@@ -223,18 +224,16 @@ def _prepare_fast(doc: Document, verify: bool, chunk_strings: Strings) -> _Ready
     # the body of its identity, and its metadata. apiVersion and kind are validated literals.
     spec_json = _ENCODE_SORTED(run.spec)
     run_json = _RUN_HEAD + _ENCODE(run.metadata) + b',"spec":' + spec_json + b"}"
-    protocol_text, environment_text = bytes(envelope.protocol), bytes(envelope.environment)
-    expected = run_json.count(b'"') + protocol_text.count(b'"')
-    expected += environment_text.count(b'"') + 2 * 3  # the keys run, protocol, environment
+    protocol = _shared(bytes(envelope.protocol), BenchmarkProtocol, _PROTOCOLS)
+    environment = _shared(bytes(envelope.environment), ExecutionEnvironment, _ENVIRONMENTS)
+    if protocol is None or environment is None:
+        return None
+    expected = run_json.count(b'"') + protocol[2] + environment[2] + 2 * 3  # run, protocol, ...
     if envelope.display is not UNSET:
         expected += 4
     if text.count(b'"') != expected:
         return None
     spec = run.spec
-    protocol = _shared(protocol_text, BenchmarkProtocol)
-    environment = _shared(environment_text, ExecutionEnvironment)
-    if protocol is None or environment is None:
-        return None
     if verify and (protocol[1] != spec.protocolDigest or environment[1] != spec.environmentDigest):
         return None
     if not flatten.spec_numbers_plain(spec):
@@ -262,13 +261,29 @@ def _finish_fast(ready: _Ready, doc: Document, seq: int, result: ChunkResult) ->
     result.fast += 1
 
 
-def _shared(raw: bytes, kind: type) -> tuple[dict[str, Any], str] | None:
-    """A protocol or environment document, validated once per distinct text; None if invalid
-    (the general path then says why)."""
+# Per kind, the exact text of a valid protocol or environment document -> (the document, its
+# digest, its count of quotes); a chunk holds few distinct ones. Cleared when full (small: the
+# texts are also held by validate's memory of validated documents, which this one sits on).
+_Shared = tuple[dict[str, Any], str, int]
+_PROTOCOLS: dict[bytes, _Shared] = {}
+_ENVIRONMENTS: dict[bytes, _Shared] = {}
+_SHARED_LIMIT = 1_000
+
+
+def _shared(raw: bytes, kind: type, known: dict[bytes, _Shared]) -> _Shared | None:
+    """A protocol or environment document, validated once per distinct text, with its digest
+    and count of quotes; None if invalid (the general path then says why)."""
+    entry = known.get(raw)
+    if entry is not None:
+        return entry
     try:
-        return validated_shared(kind, raw, parse_object)
+        document, digest = validated_shared(kind, raw, parse_object)
     except (ValidationError, CanonicalizationError, msgspec.ValidationError):
         return None
+    if len(known) >= _SHARED_LIMIT:
+        known.clear()
+    entry = known[raw] = (document, digest, raw.count(b'"'))
+    return entry
 
 
 def parse_document(text: bytes) -> dict[str, Any]:

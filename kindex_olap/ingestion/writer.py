@@ -75,6 +75,9 @@ class BatchWriter:
             self.share_cpu()
         self._run("SET memory_limit = ?", [MEMORY_LIMIT])
         self._run("SET preserve_insertion_order = false")
+        # DuckDB prints its own progress bar to stdout when a statement runs over 2 s (a loaded
+        # machine, a big batch): stdout is data; ingest's progress goes to stderr.
+        self._run("SET enable_progress_bar = false")
         # A partitioned write holds up to this many rows per partition before it flushes them
         # (default 524,288: 5M runs into a few source/year partitions ran out of memory at
         # MEMORY_LIMIT); a multiple of ROW_GROUP_ROWS, so row groups keep their size.

@@ -115,11 +115,16 @@ def _struct_free_numbers(spec: RunSpec) -> list[Any]:
     if spec.measurements is not UNSET:
         numbers.extend([m.value for m in spec.measurements])
     if spec.timing is not UNSET:
-        for value in msgspec.structs.astuple(spec.timing.latencyNs):
-            if type(value) is list:
-                numbers.extend(value)
-            else:
-                numbers.append(value)
+        latency = msgspec.structs.astuple(spec.timing.latencyNs)
+        kinds = set(map(type, latency))
+        # A duration is a safe integer (NonNegInt), a string or a float; only a float (or the
+        # list confidence95) can be other than plain: look closer only then.
+        if float in kinds or list in kinds:
+            for value in latency:
+                if type(value) is list:
+                    numbers.extend(value)
+                else:
+                    numbers.append(value)
     native = spec.sourceNative
     if native is not UNSET and native.metrics is not UNSET:
         numbers.extend(native.metrics.values())
@@ -139,6 +144,8 @@ def _all_plain(numbers: list[Any]) -> bool:
         elif kind is int:
             if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
                 return False
+        elif value is UNSET or kind is str:  # plain_number passes them (a call each)
+            continue
         elif not plain_number(value):
             return False
     return True

@@ -469,9 +469,12 @@ def latency_ns(bundle: Bundle) -> dict[str, int]:
     if timing is UNSET:
         return {}
     out: dict[str, int] = {}
-    for field in LatencyNs.__struct_fields__:
-        value = getattr(timing.latencyNs, field)
+    values = msgspec.structs.astuple(timing.latencyNs)
+    for field, value in zip(LatencyNs.__struct_fields__, values, strict=True):
         if value is UNSET:
+            continue
+        if type(value) is int:  # the common case, without building `where`
+            out[field] = value
             continue
         where = f"$.run.spec.timing.latencyNs.{field}"
         if field == "confidence95":
