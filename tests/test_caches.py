@@ -98,3 +98,21 @@ def test_a_lake_commits_vocabulary_is_read_once_then_from_the_cache(
     newer = load_vocabulary(connect(lake, lean=True))
     assert newer.kernels == ("geglu", "jsd")
     assert len(list((tmp_path / "cache" / "kindex" / "vocabulary").glob("*.json"))) == 2
+
+
+def test_no_connection_draws_duckdbs_progress_bar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB prints its bar to stdout for a statement over 2 s, into CSV or JSON output."""
+    from kindex_olap.layers.connection import layer_connection
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    lake = _lake(tmp_path)
+    setting = "SELECT current_setting('enable_progress_bar')"
+    for con in (connect(lake), connect(lake, read_only=False, lean=True)):
+        assert con.execute(setting).fetchall() == [(False,)]
+
+    class Tx:
+        staging = tmp_path / "staging"
+
+    assert layer_connection(Tx()).execute(setting).fetchall() == [(False,)]  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from kindex_olap import duck
 from kindex_olap.ingestion.stage import FILE_SEQ_STRIDE
 from kindex_olap.lake.tables import ROW_GROUP_ROWS, read_table, set_files
 from kindex_olap.lake.transaction import crashpoint, write_relation
@@ -70,14 +71,11 @@ class BatchWriter:
 
     def __init__(self, tx: Transaction, share_cpu: bool = False) -> None:
         self.tx = tx
-        self.con = duckdb.connect(":memory:")
+        self.con = duck.connect()
         if share_cpu:
             self.share_cpu()
         self._run("SET memory_limit = ?", [MEMORY_LIMIT])
         self._run("SET preserve_insertion_order = false")
-        # DuckDB prints its own progress bar to stdout when a statement runs over 2 s (a loaded
-        # machine, a big batch): stdout is data; ingest's progress goes to stderr.
-        self._run("SET enable_progress_bar = false")
         # A partitioned write holds up to this many rows per partition before it flushes them
         # (default 524,288: 5M runs into a few source/year partitions ran out of memory at
         # MEMORY_LIMIT); a multiple of ROW_GROUP_ROWS, so row groups keep their size.

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kindex_olap import duck
 from kindex_olap.lake.recovery import lock, recover
 from kindex_olap.lake.store import TABLES, Lake, resolve_lake
 from kindex_olap.lake.tables import read_table
@@ -62,9 +63,8 @@ def compact(
 
 
 def _rewrite(tx: Transaction, table: str) -> int:
-    import duckdb
 
-    con = duckdb.connect()
+    con = duck.connect()
     try:
         return write_relation(tx, table, read_table(con, table, tx.base.files(table)), replace=True)
     finally:

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kindex_olap import duck
 from kindex_olap.errors import LakeError
 from kindex_olap.lake.create import create_tables, write_format
 from kindex_olap.lake.recovery import lock
@@ -126,11 +127,10 @@ def _forget_earlier_attempt(store: Lake, legacy: dict[str, dict[str, list[str]]]
 def _copy_tables(
     tx: Transaction, root: Path, current: dict[str, list[str]], report: MigrateReport
 ) -> None:
-    import duckdb
 
     from kindex_olap.schema import column_types
 
-    con = duckdb.connect()
+    con = duck.connect()
     try:
         for table in TABLES:
             files = [str(root / f) for f in current.get(table, [])]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
+from kindex_olap import duck
 from kindex_olap.lake.transaction import Transaction
 
 
@@ -13,7 +14,7 @@ def layer_connection(tx: Transaction) -> duckdb.DuckDBPyConnection:
     layers hold every fresh layer of the touched environments as temporary tables, and the
     points' aggregates (medians, lists of runs) do not spill, so a full build of 1M runs ran
     out of memory at 512 MB (it peaks at 7.6 GB RSS unbounded: docs/performance.md)."""
-    con = duckdb.connect(":memory:")
+    con = duck.connect()
     con.execute("SET parquet_metadata_cache = true").fetchall()
     con.execute("SET temp_directory = ?", [str(tx.staging / "layers-spill")]).fetchall()
     return con

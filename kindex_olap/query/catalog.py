@@ -23,6 +23,7 @@ from pathlib import Path
 
 import duckdb
 
+from kindex_olap import duck
 from kindex_olap.atomic import atomic_path
 from kindex_olap.cache import cache_folder, prune
 
@@ -72,7 +73,7 @@ def _make(
     making the same file both succeed: the contents are the same)."""
     folder.mkdir(parents=True, exist_ok=True)
     with atomic_path(path, durable=False) as partial:  # a cache: made again if lost
-        con = duckdb.connect(str(partial))
+        con = duck.connect(str(partial))
         try:
             prepare(con)
             for statement in statements:

@@ -18,6 +18,7 @@ from typing import Any
 
 import duckdb
 
+from kindex_olap import duck
 from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.lake.store import LAYERS, TABLES, Lake, Snapshot, resolve_lake
 from kindex_olap.lake.tables import file_variable, scan_sql, set_files
@@ -205,7 +206,7 @@ def connect(
     """
     snapshot = snapshot_of(lake, as_of)
     config: dict[str, Any] = {"temp_directory": temp_directory} if temp_directory else {}
-    con = duckdb.connect(":memory:", config=config)
+    con = duck.connect(config=config)
     try:
         # Lake files never change once written (a new commit writes new files), so their
         # Parquet footers can be cached: every view reference re-binds read_parquet, and at
