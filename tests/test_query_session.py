@@ -59,3 +59,17 @@ def test_module_functions_share_one_session_per_lake(tmp_path: Path) -> None:
     kindex_olap.summary("jsd", lake=str(lake))  # the same folder, spelled as text
     assert api._session(lake) is session and session.connection() is con
     assert isinstance(kindex_olap.Lake(lake), Lake)
+
+
+def test_a_session_holds_the_stored_answers_in_memory(tmp_path: Path) -> None:
+    lake = _lake(tmp_path)
+    with Lake(lake) as session:
+        con = session.connection()
+        held = con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE temporary ORDER BY 1"
+        ).fetchall()
+        assert ("layer_speedups",) in held and ("layer_summary",) in held
+        # the same rows as the lake commit's files (the views of a fresh connection read them)
+        assert session.speedups("jsd").rows() == [
+            tuple(r) for r in run_query("speedup jsd", lake).rows
+        ]

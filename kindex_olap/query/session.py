@@ -27,7 +27,7 @@ from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.lake.store import Lake as LakeFolder
 from kindex_olap.lake.store import resolve_lake
 from kindex_olap.query.compile import Options
-from kindex_olap.query.engine import connect
+from kindex_olap.query.engine import connect, reads_layers
 from kindex_olap.query.explain import explain_empty
 from kindex_olap.query.run import QueryResult, compile_on, run_query
 from kindex_olap.query.shorthand import VERBS, Vocabulary, parse
@@ -54,6 +54,7 @@ class Lake:
             self.close()
             self._con = connect(self.root)
             self._runs_version = version
+            keep_in_memory(self._con)
         return self._con
 
     def vocabulary(self) -> Vocabulary:
@@ -112,6 +113,24 @@ class Lake:
     def __repr__(self) -> str:
         state = "open" if self._con is not None else "closed"
         return f"kindex_olap.Lake({str(self.root)!r}, {state})"
+
+
+# The lake commit's stored answers (the default speedups and summary: a few thousand rows, 23k at
+# 1M runs), read by most questions: a session holds them in memory, where a question reads them
+# in well under a millisecond instead of 3 ms from Parquet (of an 11 ms warm speedup).
+IN_MEMORY = ("layer_speedups", "layer_summary")
+IN_MEMORY_ROWS = 500_000  # larger ones stay in their files
+
+
+def keep_in_memory(con: duckdb.DuckDBPyConnection) -> None:
+    """Copy IN_MEMORY's tables into temporary tables of the same name (found before the
+    catalog's views), where `con` reads the lake commit's layers."""
+    if not reads_layers(con):
+        return
+    for table in IN_MEMORY:  # names from the constant above
+        rows = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        if rows <= IN_MEMORY_ROWS:
+            con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM {table}").fetchall()
 
 
 def frame_on(
