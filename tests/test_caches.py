@@ -112,7 +112,8 @@ def test_no_connection_draws_duckdbs_progress_bar(
     for con in (connect(lake), connect(lake, read_only=False, lean=True)):
         assert con.execute(setting).fetchall() == [(False,)]
 
-    class Tx:
+    class Tx:  # what layer_connection reads of a transaction
         staging = tmp_path / "staging"
 
-    assert layer_connection(Tx()).execute(setting).fetchall() == [(False,)]  # type: ignore[arg-type]
+    layers = layer_connection(Tx())  # type: ignore[arg-type]
+    assert layers.execute(setting).fetchall() == [(False,)]

@@ -5,11 +5,12 @@ runs), stored with the lake commit.
 Their verdicts and intervals read the noise floors, which depend on the whole lake (pooled
 floors), so every lake commit that changes the layers computes them after the others, as a
 reader of that lake commit would (over its stored layers): for the environments whose pairs or
-floors it changed, keeping the other environments' rows (kindex_olap.layers.build). A `speedup` with the default
-pairing and a `summary` that only chooses groups (kernels, GPUs, passes, a candidate) read them
-(query/compile.py compile_stored); a named baseline, `--version` or `--all` (and a summary's
-shape filter, which changes what is bootstrapped) compute at read time, as before. The
-summary's bootstrap cost about 0.8 s at 1M runs, once per lake commit instead of per question.
+floors it changed, keeping the other environments' rows (kindex_olap.layers.build). A `speedup`
+with the default pairing and a `summary` that only chooses groups (kernels, GPUs, passes, a
+candidate) read them (query/compile.py compile_stored); a named baseline, `--version` or
+`--all` (and a summary's shape filter, which changes what is bootstrapped) compute at read
+time, as before. The summary's bootstrap cost about 0.8 s at 1M runs, once per lake commit
+instead of per question.
 """
 
 from __future__ import annotations

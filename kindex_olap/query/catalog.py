@@ -24,7 +24,6 @@ from pathlib import Path
 import duckdb
 
 from kindex_olap import duck
-from kindex_olap.atomic import atomic_path
 from kindex_olap.cache import cache_folder, prune
 
 CATALOG = "kindex_views"  # the attached file's name in SQL
@@ -71,6 +70,8 @@ def _make(
 ) -> None:
     """Create the objects in a new file beside `path`, moved into place when done (two processes
     making the same file both succeed: the contents are the same)."""
+    from kindex_olap.atomic import atomic_path  # only when made: not on every cold start
+
     folder.mkdir(parents=True, exist_ok=True)
     with atomic_path(path, durable=False) as partial:  # a cache: made again if lost
         con = duck.connect(str(partial))

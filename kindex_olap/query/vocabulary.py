@@ -15,7 +15,6 @@ from typing import Any
 
 import duckdb
 
-from kindex_olap.atomic import write_atomic
 from kindex_olap.cache import cache_folder, prune
 from kindex_olap.query.shorthand import Gpu, Vocabulary
 
@@ -40,6 +39,8 @@ def load_vocabulary(con: duckdb.DuckDBPyConnection) -> Vocabulary:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     vocabulary = read_vocabulary(con)
+    from kindex_olap.atomic import write_atomic  # only on a miss: not on every cold start
+
     try:
         folder.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(dataclasses.asdict(vocabulary)).encode(), durable=False)
