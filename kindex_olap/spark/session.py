@@ -1,0 +1,74 @@
+"""The SparkSession side: a local session for kindex's own doors, and `register`, which gives
+any session (a cluster's too) every table and view of one lake commit as temporary views."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from kindex_olap.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from kindex_olap.lake.store import Snapshot
+
+# kindex's SQL reads timestamps without a time zone; ANSI mode is Spark 4's default, kept
+SETTINGS = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+}
+
+
+def import_pyspark() -> None:
+    """pyspark, or a ConfigError saying how to install it."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError as e:
+        raise ConfigError(
+            "the Spark engine needs pyspark",
+            hint="pip install 'kindex-olap[spark]' (pyspark 4.3; Java 17: "
+            "apt-get install openjdk-17-jre-headless)",
+        ) from e
+
+
+def local_session(cores: int = 2) -> SparkSession:
+    """A local SparkSession (`local[cores]`), quiet on stderr; the one kindex's doors and tests
+    use. Its start costs 10-30 s (a JVM), paid once per process."""
+    import_pyspark()
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(f"local[{cores}]").appName("kindex")
+    for key, value in SETTINGS.items():
+        builder = builder.config(key, value)
+    builder = builder.config("spark.driver.memory", os.environ.get("KINDEX_SPARK_MEMORY", "2g"))
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def register(
+    spark: SparkSession, lake: str | os.PathLike[str] | None = None, as_of: str | None = None
+) -> Snapshot:
+    """Register every table of one lake commit (the newest, or the one `as_of` names) and
+    every view of sql/views/views.sql, generated as Spark SQL, as temporary views of `spark`;
+    returns the lake commit read. Read-only: nothing is written to the lake.
+
+    The views compute everything from the base tables (pairs, noise model, speedups, history);
+    the layers the lake commit stored are registered as tables (layer_*) but not read by them.
+    Generation errors (a construct with no rule) are raised before any view is created.
+    """
+    from kindex_olap.query.engine import snapshot_of
+    from kindex_olap.spark.generate import spark_views
+    from kindex_olap.spark.lake import read_tables
+
+    snapshot = snapshot_of(lake, as_of)
+    views = spark_views()
+    for table, frame in read_tables(spark, snapshot).items():
+        frame.createOrReplaceTempView(table)
+    for name, select in views:
+        spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {select}")
+    return snapshot
