@@ -12,7 +12,7 @@ import fcntl
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if any(name in getattr(item, "fixturenames", ()) for name in REAL_LAKES):
             item.add_marker(pytest.mark.slow)
-        if _shares_a_module_fixture(item):
+        if item.get_closest_marker("spark") is not None:
+            # one worker starts the JVM (10-30 s) for every Spark test of the run
+            item.add_marker(pytest.mark.xdist_group("spark"))
+        elif _shares_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
@@ -89,10 +92,63 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         missing.append(f"../shared/data is absent: this test needs {needs}")
     if item.get_closest_marker("browser") is not None and not CHROMIUM.exists():
         missing.append(f"{CHROMIUM} is absent: this test opens a page in Debian's chromium")
+    if item.get_closest_marker("spark") is not None and (absent := spark_absent()):
+        missing.append(f"{absent}: this test runs Spark (pip install '.[spark]')")
     if missing:
         if os.environ.get("CI"):
             pytest.fail("; ".join(missing) + " (CI installs it: see .ci/run)")
         pytest.skip("; ".join(missing))
+
+
+def spark_absent() -> str | None:
+    """What Spark needs that is missing here (pyspark, Java), else None."""
+    import importlib.util
+
+    if importlib.util.find_spec("pyspark") is None:
+        return "pyspark is absent"
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "Java is absent (openjdk-17-jre-headless)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One local SparkSession per test process (the JVM starts once; every Spark test is in one
+    xdist group, so one worker starts it)."""
+    from kindex_olap.spark.session import local_session
+
+    session = local_session(cores=2)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small real lake for the Spark tests: Liger's history of five kernels (replicates,
+    versions, GPUs, the reference rule) and the KernelIndex slice with serving runs
+    (leaderboards: the fastest rule; memory), built once per session in ~5 s."""
+    import csv
+
+    from kindex_olap.importers.kernelindex.convert import import_kernelindex
+    from kindex_olap.importers.liger.convert import import_liger
+    from kindex_olap.ingestion.pipeline import ingest
+
+    def build(root: Path) -> None:
+        (root / "csv").mkdir()
+        with LIGER_HISTORY.open(newline="") as src, (root / "csv" / LIGER_HISTORY.name).open(
+            "w", newline=""
+        ) as out:
+            reader, writer = csv.reader(src), csv.writer(out)
+            writer.writerow(next(reader))
+            writer.writerows(row for row in reader if row[0] in SPARK_KERNELS)
+        import_liger(str(root / "csv"), raw_dir=root / "raw")
+        ingest([root / "raw"], root / "lake")
+        import_kernelindex(str(KERNELINDEX_SLICES[0]), raw_dir=root / "ki", lake=root / "lake")
+
+    return built_once(tmp_path_factory, "spark", build) / "lake"
+
+
+SPARK_KERNELS = ("jsd", "kl_div", "tvd", "fused_linear_grpo_loss_token", "dpo_loss")
 
 
 def read_seed(path: Path) -> tuple[str, dict[str, Any]]:

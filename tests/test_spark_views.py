@@ -1,0 +1,84 @@
+"""Spark and DuckDB give the same rows for every view of sql/views/views.sql (noise.sql and
+history.sql included), generated from that one source (kindex_olap/spark): the guard against a
+change to sql/ that Spark cannot follow. Both engines compute from the base tables (DuckDB
+live, not from the stored layers). Rows are compared as multisets, floats to 11 significant
+digits; hash keys are left out (Spark's xxhash64 is not DuckDB's hash, by design)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections import Counter
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+# DuckDB's hash and Spark's xxhash64 differ by design: keys, never shown
+HASH_KEYS = {"cell_key", "series_key"}
+
+
+def normal(value: Any) -> Any:
+    """A value as both engines' Python rows can be compared: floats to 11 significant digits,
+    structs as sorted tuples, maps as sorted pairs, lists as tuples."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (float, Decimal)):
+        number = float(value)
+        return "nan" if math.isnan(number) else float(f"{number:.11g}")
+    if hasattr(value, "asDict"):  # a Spark Row (a struct)
+        value = value.asDict()
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), normal(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(normal(v) for v in value)
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=None)
+    return value
+
+
+def duckdb_rows(lake: Path, sql: str) -> tuple[list[str], Counter[tuple[Any, ...]]]:
+    from kindex_olap.query.engine import connect
+
+    con = connect(lake, live=True)
+    try:
+        cursor = con.execute(sql)
+        columns = [d[0] for d in cursor.description or []]
+        return columns, Counter(tuple(normal(v) for v in row) for row in cursor.fetchall())
+    finally:
+        con.close()
+
+
+def spark_rows(spark: Any, sql: str) -> tuple[list[str], Counter[tuple[Any, ...]]]:
+    frame = spark.sql(sql)
+    rows = frame.collect()
+    return frame.columns, Counter(tuple(normal(v) for v in row) for row in rows)
+
+
+@pytest.fixture(scope="module")
+def registered(spark: Any, spark_lake: Path) -> Path:
+    from kindex_olap.spark import register
+
+    register(spark, spark_lake)
+    return spark_lake
+
+
+def _views() -> list[str]:
+    from kindex_olap.spark.generate import kindex_definitions
+
+    return [name for name, _ in kindex_definitions().views]
+
+
+@pytest.mark.parametrize("view", _views())
+def test_every_view_gives_duckdbs_rows(spark: Any, registered: Path, view: str) -> None:
+    columns = [name for name, _ in spark.sql(f"SELECT * FROM {view} LIMIT 0").dtypes]
+    kept = ", ".join(f"`{c}`" for c in columns if c not in HASH_KEYS)
+    sql = f"SELECT {kept} FROM {view}"
+    duck_columns, duck = duckdb_rows(registered, sql.replace("`", '"'))
+    spark_columns, found = spark_rows(spark, sql)
+    assert spark_columns == duck_columns
+    assert sum(duck.values()) > 0, f"{view} is empty on the fixture lake: it tests nothing"
+    assert found == duck, f"{view}: {sum((found - duck).values())} rows differ"
