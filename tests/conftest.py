@@ -65,8 +65,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if any(name in getattr(item, "fixturenames", ()) for name in REAL_LAKES):
             item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("spark") is not None:
-            # one worker starts the JVM (10-30 s) for every Spark test of the run
+            # one worker starts the JVM (10-30 s) for every Spark test of the run; each is
+            # slow (scripts/test --fast leaves them out)
             item.add_marker(pytest.mark.xdist_group("spark"))
+            item.add_marker(pytest.mark.slow)
         elif _shares_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
@@ -135,9 +137,10 @@ def spark_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     def build(root: Path) -> None:
         (root / "csv").mkdir()
-        with LIGER_HISTORY.open(newline="") as src, (root / "csv" / LIGER_HISTORY.name).open(
-            "w", newline=""
-        ) as out:
+        with (
+            LIGER_HISTORY.open(newline="") as src,
+            (root / "csv" / LIGER_HISTORY.name).open("w", newline="") as out,
+        ):
             reader, writer = csv.reader(src), csv.writer(out)
             writer.writerow(next(reader))
             writer.writerows(row for row in reader if row[0] in SPARK_KERNELS)
@@ -146,6 +149,16 @@ def spark_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
         import_kernelindex(str(KERNELINDEX_SLICES[0]), raw_dir=root / "ki", lake=root / "lake")
 
     return built_once(tmp_path_factory, "spark", build) / "lake"
+
+
+@pytest.fixture(scope="session")
+def spark_registered(spark: Any, spark_lake: Path) -> Path:
+    """`spark` with every table and view of spark_lake registered (once: creating the views
+    costs 15-40 s on 2 cores); the lake's path."""
+    from kindex_olap.spark import register
+
+    register(spark, spark_lake)
+    return spark_lake
 
 
 SPARK_KERNELS = ("jsd", "kl_div", "tvd", "fused_linear_grpo_loss_token", "dpo_loss")

@@ -58,14 +58,6 @@ def spark_rows(spark: Any, sql: str) -> tuple[list[str], Counter[tuple[Any, ...]
     return frame.columns, Counter(tuple(normal(v) for v in row) for row in rows)
 
 
-@pytest.fixture(scope="module")
-def registered(spark: Any, spark_lake: Path) -> Path:
-    from kindex_olap.spark import register
-
-    register(spark, spark_lake)
-    return spark_lake
-
-
 def _views() -> list[str]:
     from kindex_olap.spark.generate import kindex_definitions
 
@@ -73,12 +65,34 @@ def _views() -> list[str]:
 
 
 @pytest.mark.parametrize("view", _views())
-def test_every_view_gives_duckdbs_rows(spark: Any, registered: Path, view: str) -> None:
+def test_every_view_gives_duckdbs_rows(spark: Any, spark_registered: Path, view: str) -> None:
     columns = [name for name, _ in spark.sql(f"SELECT * FROM {view} LIMIT 0").dtypes]
     kept = ", ".join(f"`{c}`" for c in columns if c not in HASH_KEYS)
     sql = f"SELECT {kept} FROM {view}"
-    duck_columns, duck = duckdb_rows(registered, sql.replace("`", '"'))
+    duck_columns, duck = duckdb_rows(spark_registered, sql.replace("`", '"'))
     spark_columns, found = spark_rows(spark, sql)
     assert spark_columns == duck_columns
     assert sum(duck.values()) > 0, f"{view} is empty on the fixture lake: it tests nothing"
     assert found == duck, f"{view}: {sum((found - duck).values())} rows differ"
+
+
+def test_a_drift_planted_in_a_copy_of_noise_sql_is_caught(
+    spark: Any, spark_registered: Path
+) -> None:
+    """The comparison above fails when the Spark side is generated from SQL that differs from
+    DuckDB's: here a copy of views.sql whose noise floor is the 90th percentile, not the 95th."""
+    from kindex_olap.spark.generate import definitions, to_spark
+    from kindex_olap.sqlfiles import read_sql
+
+    source = read_sql("views/views.sql")
+    planted = source.replace("kindex_noise_quantile() AS 0.95", "kindex_noise_quantile() AS 0.90")
+    assert planted != source
+    found = definitions(planted)
+    select = dict(found.views)["noise_model"]
+    spark.sql(
+        f"CREATE OR REPLACE TEMPORARY VIEW planted_noise_model AS {to_spark(select, found.macros)}"
+    )
+    _, duck = duckdb_rows(spark_registered, "SELECT * FROM noise_model")
+    _, drifted = spark_rows(spark, "SELECT * FROM planted_noise_model")
+    assert sum(drifted.values()) == sum(duck.values())
+    assert drifted != duck

@@ -6,6 +6,7 @@ Both print data on stdout in the chosen format and diagnostics on stderr; no row
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -31,6 +32,22 @@ ShowSqlOption = Annotated[
 ]
 
 
+class Engine(StrEnum):
+    duckdb = "duckdb"
+    spark = "spark"
+
+
+EngineOption = Annotated[
+    Engine,
+    typer.Option(
+        "--engine",
+        help="spark: the same answer computed by Spark (pip install 'kindex-olap[spark]'; "
+        "docs/scale-out.md).",
+        case_sensitive=False,
+    ),
+]
+
+
 def query(
     text: Annotated[str, typer.Argument(help="Shorthand, e.g. 'speedup jsd b200'.")],
     lake: LakeOption = None,
@@ -50,6 +67,7 @@ def query(
     show_sql: ShowSqlOption = False,
     as_of: AsOfOption = None,
     wide: WideOption = False,
+    engine: EngineOption = Engine.duckdb,
 ) -> None:
     """Answer a shorthand question: `kindex query "speedup jsd b200" --format markdown`.
 
@@ -85,7 +103,12 @@ def query(
         threshold=threshold,
         q_level=q_level,
     )
-    result = run_query(text, lake, options, as_of=as_of)
+    if engine is Engine.spark:
+        from kindex_olap.spark.run import run_query as run_on_spark
+
+        result = run_on_spark(text, lake, options, as_of=as_of)
+    else:
+        result = run_query(text, lake, options, as_of=as_of)
     _emit(result, fmt, show_sql, wide)
 
 
@@ -139,7 +162,26 @@ def _diagnose(lines: list[str]) -> None:
             typer.echo(part, err=True)
 
 
+def spark_sql(
+    statement: Annotated[str, typer.Argument(metavar="SQL", help="A Spark SQL query.")],
+    lake: LakeOption = None,
+    fmt: FormatOption = Format.table,
+    as_of: AsOfOption = None,
+    wide: WideOption = False,
+) -> None:
+    """Run one read-only Spark SQL query over the lake's tables and views, on a local Spark:
+    `kindex spark-sql "SELECT gpu, count(*) FROM speedups GROUP BY gpu"`.
+
+    The views are sql/views' own, generated as Spark SQL (docs/scale-out.md); only queries
+    run. Needs pyspark and Java 17 (pip install 'kindex-olap[spark]').
+    """
+    from kindex_olap.spark.run import run_spark_sql
+
+    _emit(run_spark_sql(statement, lake, as_of=as_of), fmt, False, wide)
+
+
 def register(app: typer.Typer) -> None:
-    """Add `query` and `sql` to the kindex app."""
+    """Add `query`, `sql` and `spark-sql` to the kindex app."""
     app.command("query")(query)
     app.command("sql")(sql)
+    app.command("spark-sql")(spark_sql)

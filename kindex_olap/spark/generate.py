@@ -15,9 +15,8 @@ from functools import cache
 from typing import Any
 
 import sqlglot
-from sqlglot import exp
+from sqlglot import TokenType, exp
 from sqlglot.errors import ErrorLevel, SqlglotError
-from sqlglot.tokens import TokenType
 
 from kindex_olap.spark.errors import GenerationError
 from kindex_olap.spark.macros import Macros, parse_duckdb, parse_macro, parse_view
@@ -77,9 +76,16 @@ def to_spark(sql: str, macros: Macros, params: Sequence[Any] = ()) -> str:
 
 
 def spark_views(definitions: Definitions | None = None) -> list[tuple[str, str]]:
-    """(name, Spark SELECT) of every view, in the order they are defined."""
-    found = definitions or kindex_definitions()
-    return [(name, to_spark(select, found.macros)) for name, select in found.views]
+    """(name, Spark SELECT) of every view, in the order they are defined (kindex's own views
+    by default, generated once per process)."""
+    if definitions is None:
+        return list(_kindex_views())
+    return [(name, to_spark(select, definitions.macros)) for name, select in definitions.views]
+
+
+@cache
+def _kindex_views() -> tuple[tuple[str, str], ...]:
+    return tuple(spark_views(kindex_definitions()))
 
 
 def _named_markers(sql: str, count: int) -> str:
@@ -94,10 +100,10 @@ def _named_markers(sql: str, count: int) -> str:
     return sql
 
 
-def _bind_params(tree: exp.Expression, params: Sequence[Any]) -> exp.Expression:
+def _bind_params(tree: exp.Expr, params: Sequence[Any]) -> exp.Expr:
     values = {_PARAM.format(i): literal(v) for i, v in enumerate(params)}
 
-    def bind(node: exp.Expression) -> exp.Expression:
+    def bind(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Column) and node.name in values:
             return values[node.name].copy()
         return node
@@ -105,7 +111,7 @@ def _bind_params(tree: exp.Expression, params: Sequence[Any]) -> exp.Expression:
     return tree.transform(bind) if values else tree
 
 
-def literal(value: Any) -> exp.Expression:
+def literal(value: Any) -> exp.Expr:
     """A bound parameter as a literal node: NULL, a boolean, a number, a string, a list."""
     if value is None:
         return exp.Null()

@@ -25,7 +25,7 @@ def spark_type(duckdb_type: str) -> str:
     convention) is TIMESTAMP_NTZ, which a Spark TIMESTAMP would shift by the session's zone."""
     node = exp.DataType.build(duckdb_type, dialect="duckdb")
 
-    def ntz(part: exp.Expression) -> exp.Expression:
+    def ntz(part: exp.Expr) -> exp.Expr:
         if isinstance(part, exp.DataType) and part.this == exp.DataType.Type.TIMESTAMP:
             return exp.DataType.build("TIMESTAMP_NTZ", dialect="spark")
         return part

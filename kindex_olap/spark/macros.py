@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.duckdb import DuckDB
 
 from kindex_olap.spark.errors import GenerationError
 
@@ -30,14 +31,23 @@ class Macro:
     name: str
     params: tuple[str, ...]
     defaults: tuple[tuple[str, str], ...]
-    body: exp.Expression
+    body: exp.Expr
     table: bool
 
 
-def parse_duckdb(sql: str) -> exp.Expression:
+class KindexDuckDB(DuckDB):
+    """DuckDB as kindex's SQL is read: list indexes kept as written (1-based). DuckDB's own
+    dialect shifts them to 0-based while parsing, literals always and other indexes only where
+    it infers a list type (`min(x, K)[i]` became `[i + -1]`, `l[i]` stayed `[i]`): the rule
+    rules.list_index then cannot tell which were shifted."""
+
+    INDEX_OFFSET = 0
+
+
+def parse_duckdb(sql: str) -> exp.Expr:
     """One DuckDB statement or expression as a sqlglot tree; a parse error is a GenerationError."""
     try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
+        tree = sqlglot.parse_one(sql, read=KindexDuckDB)
     except sqlglot.errors.SqlglotError as e:
         raise GenerationError(f"sqlglot cannot parse kindex's SQL: {e}", sql) from e
     return tree
@@ -71,12 +81,12 @@ class Macros:
         self.scalar = {m.name: m for m in macros if not m.table}
         self.table = {m.name: m for m in macros if m.table}
 
-    def expand(self, tree: exp.Expression) -> exp.Expression:
+    def expand(self, tree: exp.Expr) -> exp.Expr:
         """`tree` with every macro call inlined (macros calling macros too)."""
         for _ in range(_NESTING):
             changed = False
 
-            def inline(node: exp.Expression) -> exp.Expression:
+            def inline(node: exp.Expr) -> exp.Expr:
                 nonlocal changed
                 replaced = self._inline(node)
                 if replaced is not node:
@@ -88,7 +98,7 @@ class Macros:
                 return fold(tree)
         raise GenerationError("macro expansion does not end (a macro calls itself?)", tree.sql())
 
-    def _inline(self, node: exp.Expression) -> exp.Expression:
+    def _inline(self, node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous):
             macro = self.table.get(node.this.name.lower())
             if macro is None:
@@ -101,9 +111,9 @@ class Macros:
         return node
 
 
-def bind(macro: Macro, args: list[exp.Expression]) -> exp.Expression:
+def bind(macro: Macro, args: list[exp.Expr]) -> exp.Expr:
     """The macro's body with `args` in place of its parameters."""
-    values: dict[str, exp.Expression] = {}
+    values: dict[str, exp.Expr] = {}
     for position, arg in enumerate(args):
         if isinstance(arg, (exp.PropertyEQ, exp.Kwarg)):
             values[arg.this.name.lower()] = arg.expression
@@ -117,7 +127,7 @@ def bind(macro: Macro, args: list[exp.Expression]) -> exp.Expression:
     if missing:
         raise GenerationError(f"{macro.name} called without {', '.join(missing)}", macro.name)
 
-    def substitute(node: exp.Expression) -> exp.Expression:
+    def substitute(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Column) and not node.table and node.name.lower() in values:
             value = values[node.name.lower()].copy()
             return value if _atomic(value) else exp.Paren(this=value)
@@ -126,18 +136,18 @@ def bind(macro: Macro, args: list[exp.Expression]) -> exp.Expression:
     return macro.body.copy().transform(substitute)
 
 
-def _atomic(node: exp.Expression) -> bool:
+def _atomic(node: exp.Expr) -> bool:
     return isinstance(node, (exp.Literal, exp.Null, exp.Boolean, exp.Array, exp.Column, exp.Paren))
 
 
-def _constant(node: exp.Expression) -> bool | None:
+def _constant(node: exp.Expr) -> bool | None:
     """True/False for a boolean literal (in parentheses or not), else None."""
     while isinstance(node, exp.Paren):
         node = node.this
     return bool(node.this) if isinstance(node, exp.Boolean) else None
 
 
-def _null_test(node: exp.Expression) -> bool | None:
+def _null_test(node: exp.Expr) -> bool | None:
     """The value of `literal IS [NOT] NULL` where the operand is a NULL or a literal list."""
     negated = isinstance(node, exp.Not) and isinstance(node.this, exp.Is)
     test = node.this if negated else node
@@ -153,10 +163,10 @@ def _null_test(node: exp.Expression) -> bool | None:
     return None
 
 
-def fold(tree: exp.Expression) -> exp.Expression:
+def fold(tree: exp.Expr) -> exp.Expr:
     """Fold `NULL IS NULL`, `[..] IS NULL` and AND/OR/NOT over boolean literals (bottom-up)."""
 
-    def step(node: exp.Expression) -> exp.Expression:
+    def step(node: exp.Expr) -> exp.Expr:
         known = _null_test(node)
         if known is not None:
             return exp.Boolean(this=known)
@@ -166,9 +176,11 @@ def fold(tree: exp.Expression) -> exp.Expression:
             if absorbing in (left, right):
                 return exp.Boolean(this=absorbing)
             if left is not None:
-                return node.expression
+                kept: exp.Expr = node.expression
+                return kept
             if right is not None:
-                return node.this
+                kept = node.this
+                return kept
         if isinstance(node, exp.Not) and (value := _constant(node.this)) is not None:
             return exp.Boolean(this=not value)
         if isinstance(node, exp.Paren) and isinstance(node.this, exp.Boolean):
@@ -178,14 +190,12 @@ def fold(tree: exp.Expression) -> exp.Expression:
     return bottom_up(tree, step)
 
 
-def bottom_up(
-    node: exp.Expression, step: Callable[[exp.Expression], exp.Expression]
-) -> exp.Expression:
+def bottom_up(node: exp.Expr, step: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
     """`step` applied to every node of `node`, children first (sqlglot's transform visits a
     parent first, before its children are folded)."""
     for key, value in list(node.args.items()):
-        if isinstance(value, exp.Expression):
+        if isinstance(value, exp.Expr):
             node.set(key, bottom_up(value, step))
         elif isinstance(value, list):
-            node.set(key, [bottom_up(v, step) if isinstance(v, exp.Expression) else v for v in value])
+            node.set(key, [bottom_up(v, step) if isinstance(v, exp.Expr) else v for v in value])
     return step(node)

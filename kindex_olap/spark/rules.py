@@ -16,41 +16,42 @@ from sqlglot import exp
 from kindex_olap.spark.errors import GenerationError
 from kindex_olap.spark.macros import bottom_up
 
-Rule = Callable[[exp.Expression], exp.Expression | None]
+Rule = Callable[[exp.Expr], exp.Expr | None]
 
 
 _ARG = "__kindex_arg_{}"
 EMITTED = "kindex_rule"  # meta key of the function nodes a rule's snippet wrote
 
 
-def spark(template: str, *args: exp.Expression) -> exp.Expression:
+def spark(template: str, *args: exp.Expr) -> exp.Expr:
     """A Spark SQL snippet as a tree, `{0}`, `{1}`.. standing for `args` (spliced in as trees,
     not as text). Its own functions are marked as a rule's (check_functions lets them pass);
     those inside `args` are checked like any other."""
     text = template.format(*(_ARG.format(i) for i in range(len(args))))
-    tree = exp.maybe_parse(text, dialect="spark")
+    tree: exp.Expr = exp.maybe_parse(text, dialect="spark")
     for node in tree.walk():
         if isinstance(node, exp.Func):
             node.meta[EMITTED] = True
     nodes = {_ARG.format(i): arg for i, arg in enumerate(args)}
 
-    def splice(node: exp.Expression) -> exp.Expression:
+    def splice(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Column) and node.name in nodes:
             return nodes[node.name].copy()
         return node
 
-    return tree.transform(splice)
+    spliced: exp.Expr = tree.transform(splice)
+    return spliced
 
 
-def _sql(node: exp.Expression) -> str:
+def _sql(node: exp.Expr) -> str:
     return node.sql(dialect="spark")
 
 
-def _call(name: str, *args: exp.Expression) -> exp.Expression:
+def _call(name: str, *args: exp.Expr) -> exp.Expr:
     return exp.Anonymous(this=name, expressions=[a.copy() for a in args])
 
 
-def _double(node: exp.Expression) -> exp.Expression:
+def _double(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.Cast) and node.to.is_type("double"):
         return node
     return exp.Cast(this=node.copy(), to=exp.DataType.build("DOUBLE"))
@@ -59,24 +60,24 @@ def _double(node: exp.Expression) -> exp.Expression:
 # -- lists --------------------------------------------------------------------------------------
 
 
-def list_index(node: exp.Expression) -> exp.Expression | None:
-    """`l[i]`: DuckDB lists are 1-based and NULL past the end. sqlglot shifts literal indexes to
-    Spark's 0-based `[]` (and `l[-1]` to `l[-2]`) but leaves a column index unshifted: every
-    `l[step]` would read the next element. Spark's `[]` also fails past the end under ANSI.
-    -> try_element_at(l, i), 1-based, NULL past the end; a string key reads a map the same way
-    (NULL for a missing key, as DuckDB)."""
+def list_index(node: exp.Expr) -> exp.Expr | None:
+    """`l[i]`: DuckDB lists are 1-based and NULL past the end. sqlglot's DuckDB parser shifts
+    literal indexes to Spark's 0-based `[]` (`l[-1]` to `l[-2]`) and others only where it
+    infers a list type, so kindex parses them unshifted (macros.KindexDuckDB); Spark's `[]`
+    also fails past the end under ANSI -> try_element_at(l, i), 1-based, NULL past the end,
+    the index an INT as Spark requires; a string key reads a map the same way (NULL for a
+    missing key, as DuckDB)."""
     if not isinstance(node, exp.Bracket) or len(node.expressions) != 1:
         return None
     index = node.expressions[0]
     if isinstance(index, exp.Slice):
         return _slice(node.this, index)
-    value = _int_literal(index)
-    if value is not None:  # the parser's 0-based literal, back to DuckDB's 1-based one
-        index = exp.Literal.number(value + 1)
+    if _int_literal(index) is None and not (isinstance(index, exp.Literal) and index.is_string):
+        index = exp.Cast(this=index.copy(), to=exp.DataType.build("INT"))
     return _call("try_element_at", node.this, index)
 
 
-def _int_literal(node: exp.Expression) -> int | None:
+def _int_literal(node: exp.Expr) -> int | None:
     negative = isinstance(node, exp.Neg)
     literal = node.this if negative else node
     if isinstance(literal, exp.Literal) and not literal.is_string:
@@ -84,7 +85,7 @@ def _int_literal(node: exp.Expression) -> int | None:
     return None
 
 
-def _slice(array: exp.Expression, bounds: exp.Slice) -> exp.Expression:
+def _slice(array: exp.Expr, bounds: exp.Slice) -> exp.Expr:
     """`l[a:b]` (1-based, both ends included) -> slice(l, a, b - a + 1)."""
     start, end = bounds.this, bounds.expression
     if start is None or end is None:
@@ -92,7 +93,7 @@ def _slice(array: exp.Expression, bounds: exp.Slice) -> exp.Expression:
     return spark("slice({0}, {1}, ({2}) - ({1}) + 1)", array, start, end)
 
 
-def list_length(node: exp.Expression) -> exp.Expression | None:
+def list_length(node: exp.Expr) -> exp.Expr | None:
     """`len(list)`: sqlglot emits LENGTH, which Spark reads as a string's length (loud for a
     list, silent for a string). kindex calls len() on lists only -> size()."""
     if isinstance(node, exp.Length):
@@ -100,13 +101,14 @@ def list_length(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
-def list_position(node: exp.Expression) -> exp.Expression | None:
+def list_position(node: exp.Expr) -> exp.Expr | None:
     """`list_position(l, x)`: NULL when x is absent in DuckDB, 0 from Spark's array_position
     (a provider outside the reference list would rank 0, ahead of torch)
     -> nullif(array_position(l, x), 0)."""
     if isinstance(node, exp.Anonymous) and node.name.lower() == "list_position":
-        l, x = node.expressions
-        return exp.Nullif(this=_call("array_position", l, x), expression=exp.Literal.number(0))
+        values, x = node.expressions
+        position = _call("array_position", values, x)
+        return exp.Nullif(this=position, expression=exp.Literal.number(0))
     return None
 
 
@@ -137,7 +139,7 @@ def _sorted_structs(keys: list[exp.Ordered]) -> str:
     return f"array_sort(collect_list(struct({', '.join(fields)})), {comparator})"
 
 
-def ordered_aggregate(node: exp.Expression) -> exp.Expression | None:
+def ordered_aggregate(node: exp.Expr) -> exp.Expr | None:
     """`list(x ORDER BY k)` and `first(x ORDER BY k)`: sqlglot emits COLLECT_LIST(x) with the
     ORDER BY dropped (Spark has no ordered aggregate): the lists come out in any order, and the
     pairing's newest run is any run (comparable_pairs: 14,198 rows instead of 21,728, no error).
@@ -154,7 +156,7 @@ def ordered_aggregate(node: exp.Expression) -> exp.Expression | None:
     return spark(f"element_at({ordered}, 1).v", *parts)
 
 
-def unordered_list(node: exp.Expression) -> exp.Expression | None:
+def unordered_list(node: exp.Expr) -> exp.Expr | None:
     """`list(x)` without ORDER BY keeps NULLs in DuckDB; collect_list drops them. kindex's SQL
     orders every list it reads by position, so an unordered one is refused."""
     if isinstance(node, exp.ArrayAgg) and not isinstance(node.this, exp.Order):
@@ -162,7 +164,7 @@ def unordered_list(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
-def tuple_key(node: exp.Expression) -> exp.Expression | None:
+def tuple_key(node: exp.Expr) -> exp.Expr | None:
     """`arg_min(x, (a, b))`: a row key, which Spark reads as a parenthesised list (a syntax
     error) -> min_by(x, struct(a, b)), compared field by field as DuckDB compares the row."""
     if isinstance(node, (exp.ArgMin, exp.ArgMax)) and isinstance(node.expression, exp.Tuple):
@@ -171,7 +173,42 @@ def tuple_key(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
-def list_arithmetic(node: exp.Expression) -> exp.Expression | None:
+def range_table(node: exp.Expr) -> exp.Expr | None:
+    """`FROM range(a, b) AS r(x)`: sqlglot writes `EXPLODE(SEQUENCE(a, b - 1), _u(r))`, a call
+    of an unknown routine `_u`, and loses the column name -> a subquery exploding the same
+    sequence (b excluded, as DuckDB's range) under that name."""
+    if not isinstance(node, exp.Table) or not isinstance(node.this, exp.GenerateSeries):
+        return None
+    series, alias = node.this, node.args.get("alias")
+    columns = alias.columns if alias is not None else []
+    if not series.args.get("is_end_exclusive") or series.args.get("step") or len(columns) != 1:
+        raise GenerationError("a table of numbers needs range(a, b) AS name(column)", _sql(node))
+    select = spark(
+        f"SELECT explode(sequence({{0}}, ({{1}}) - 1)) AS {columns[0].sql(dialect='spark')}",
+        series.args["start"], series.args["end"],
+    )  # fmt: skip
+    assert alias is not None  # one column was named
+    return exp.Subquery(this=select, alias=exp.TableAlias(this=alias.this.copy()))
+
+
+def unordered_numbering(node: exp.Expr) -> exp.Expr | None:
+    """`row_number() OVER ()`: any numbering in DuckDB, refused by Spark (a window must be
+    ordered). Ordered by a constant, Spark's numbering could differ between the two reads of
+    one CTE, joining rows to the wrong group -> ordered by the whole row (struct(*)): the same
+    numbering each time a query computes it, for rows that are distinct (kindex numbers groups,
+    unique by their keys)."""
+    if (
+        isinstance(node, exp.Window)
+        and isinstance(node.this, exp.RowNumber)
+        and not node.args.get("partition_by")
+        and not node.args.get("order")
+    ):
+        order = exp.Order(expressions=[exp.Ordered(this=spark("struct(*)"))])
+        return exp.Window(this=node.this.copy(), order=order)
+    return None
+
+
+def list_arithmetic(node: exp.Expr) -> exp.Expr | None:
     """DuckDB's list_sum, list_avg and list_dot_product, passed through verbatim by sqlglot
     (unknown to Spark) -> aggregate() folds, left to right as DuckDB sums a list."""
     if not isinstance(node, exp.Anonymous):
@@ -187,11 +224,11 @@ def list_arithmetic(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
-def top_k(node: exp.Expression) -> exp.Expression | None:
+def top_k(node: exp.Expr) -> exp.Expr | None:
     """`min(x, K)` / `max(x, K)`: DuckDB's K smallest (ascending) or largest (descending) as a
     list; sqlglot cannot generate it -> slice(array_sort(collect_list(x)), 1, K)."""
-    if isinstance(node, (exp.Min, exp.Max)) and node.expressions:
-        (count,) = node.expressions
+    count = node.args.get("count") if isinstance(node, (exp.Min, exp.Max)) else None
+    if count is not None:
         if isinstance(node, exp.Min):
             return spark("slice(array_sort(collect_list({0})), 1, {1})", node.this, count)
         return spark("slice(sort_array(collect_list({0}), false), 1, {1})", node.this, count)
@@ -201,7 +238,7 @@ def top_k(node: exp.Expression) -> exp.Expression | None:
 # -- aggregates and numbers ---------------------------------------------------------------------
 
 
-def double_average(node: exp.Expression) -> exp.Expression | None:
+def double_average(node: exp.Expr) -> exp.Expr | None:
     """`avg(x)`: DOUBLE in DuckDB; Spark keeps a DECIMAL's scale (avg(CASE .. THEN 1.0 ..) is
     rounded to 5 digits: share_faster 8e-5 off) -> avg(CAST(x AS DOUBLE))."""
     if isinstance(node, exp.Avg) and not (
@@ -211,7 +248,7 @@ def double_average(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
-def double_division(node: exp.Expression) -> exp.Expression | None:
+def double_division(node: exp.Expr) -> exp.Expr | None:
     """`a / b`: DOUBLE in DuckDB whatever the operands; Spark divides DECIMALs as DECIMAL
     (`x / 2147483647.0` is DECIMAL(33,12): the bootstrap's uniforms rounded to 12 digits)
     -> CAST(a AS DOUBLE) / b."""
@@ -222,14 +259,15 @@ def double_division(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
-def geomean(node: exp.Expression) -> exp.Expression | None:
-    """`geomean(x)`: unknown to Spark -> exp(avg(ln(x))) (DuckDB's definition)."""
+def geomean(node: exp.Expr) -> exp.Expr | None:
+    """`geomean(x)`: unknown to Spark -> exp(avg(ln(x))) (DuckDB's definition; ln is a
+    DOUBLE, so the average is one)."""
     if isinstance(node, exp.Anonymous) and node.name.lower() == "geomean":
         return exp.Exp(this=exp.Avg(this=exp.Ln(this=node.expressions[0].copy())))
     return None
 
 
-def quantile(node: exp.Expression) -> exp.Expression | None:
+def quantile(node: exp.Expr) -> exp.Expr | None:
     """`quantile_cont(x, q)`: sqlglot emits percentile_cont(x, q), the wrong arity in Spark
     -> percentile(x, q), the same linear interpolation between the closest ranks."""
     if isinstance(node, exp.PercentileCont) and node.args.get("expression") is not None:
@@ -237,7 +275,7 @@ def quantile(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
-def any_value(node: exp.Expression) -> exp.Expression | None:
+def any_value(node: exp.Expr) -> exp.Expr | None:
     """`any_value(x)` skips NULLs in DuckDB; Spark's any_value(x) may return a NULL, and
     sqlglot's `ANY_VALUE(x) IGNORE NULLS FILTER (..)` is a Spark syntax error
     -> any_value(x, true)."""
@@ -248,7 +286,7 @@ def any_value(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
-def hash64(node: exp.Expression) -> exp.Expression | None:
+def hash64(node: exp.Expr) -> exp.Expr | None:
     """`hash(a, b, ..)`: DuckDB's is 64-bit; sqlglot keeps HASH, Spark's 32-bit Murmur3 (cell
     and series keys collide 2^32 times sooner) -> xxhash64(a, b, .., null mask). Spark's hashes
     skip NULL arguments, so (NULL, 'x') and ('x', NULL) would share a key: the mask keeps them
@@ -265,7 +303,7 @@ def hash64(node: exp.Expression) -> exp.Expression | None:
 # -- strings and time ---------------------------------------------------------------------------
 
 
-def distinct_string_agg(node: exp.Expression) -> exp.Expression | None:
+def distinct_string_agg(node: exp.Expr) -> exp.Expr | None:
     """`string_agg(DISTINCT x, sep ORDER BY x)` -> array_join(array_sort(collect_set(x)), sep),
     NULL (as DuckDB) when x is NULL on every row."""
     if not isinstance(node, exp.GroupConcat):
@@ -285,7 +323,7 @@ def distinct_string_agg(node: exp.Expression) -> exp.Expression | None:
     )  # fmt: skip
 
 
-def regexp_all_flag(node: exp.Expression) -> exp.Expression | None:
+def regexp_all_flag(node: exp.Expr) -> exp.Expr | None:
     """`regexp_replace(s, p, r, 'g')`: Spark always replaces every match; any other DuckDB
     option (i, c, ...) has no Spark form and is refused."""
     if isinstance(node, exp.RegexpReplace):
@@ -309,7 +347,7 @@ def regexp_all_flag(node: exp.Expression) -> exp.Expression | None:
 _EPOCH = "timestampdiff(MICROSECOND, TIMESTAMP_NTZ '1970-01-01 00:00:00', {0}) / 1e6"
 
 
-def epoch_seconds(node: exp.Expression) -> exp.Expression | None:
+def epoch_seconds(node: exp.Expr) -> exp.Expr | None:
     """`epoch(t)`: seconds with their fraction in DuckDB; sqlglot emits unix_timestamp(t), whole
     seconds (two runs 0.4 s apart are 0 or 1 s apart) -> microseconds since 1970 / 1e6, from a
     TIMESTAMP_NTZ with no time zone involved."""
@@ -318,7 +356,7 @@ def epoch_seconds(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
-def seconds_interval(node: exp.Expression) -> exp.Expression | None:
+def seconds_interval(node: exp.Expr) -> exp.Expr | None:
     """`to_seconds(n)`: unknown to Spark -> make_dt_interval(0, 0, 0, n)."""
     if isinstance(node, exp.Anonymous) and node.name.lower() == "to_seconds":
         zero = exp.Literal.number(0)
@@ -334,6 +372,8 @@ RULES: tuple[Rule, ...] = (
     ordered_aggregate,
     unordered_list,
     tuple_key,
+    range_table,
+    unordered_numbering,
     list_arithmetic,
     top_k,
     double_average,
@@ -349,11 +389,11 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def apply_rules(tree: exp.Expression) -> exp.Expression:
+def apply_rules(tree: exp.Expr) -> exp.Expr:
     """`tree` with every rule applied once to each node, children first (a rule's output is not
     visited again)."""
 
-    def rewrite(node: exp.Expression) -> exp.Expression:
+    def rewrite(node: exp.Expr) -> exp.Expr:
         for rule in RULES:
             replaced = rule(node)
             if replaced is not None:
@@ -373,8 +413,8 @@ VETTED: tuple[type[exp.Func], ...] = (
     exp.Median, exp.Min, exp.Nullif, exp.Or, exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue,
     exp.RegexpExtractAll, exp.RegexpReplace, exp.RowNumber, exp.Sqrt, exp.StartsWith, exp.Struct,
     exp.StddevSamp, exp.Sum, exp.Transform, exp.TryCast, exp.Array, exp.Lower, exp.Upper,
-    exp.Round, exp.Xor, exp.Not, exp.Filter, exp.StrPosition, exp.Substring,
-    exp.Concat, exp.DPipe, exp.ArrayAgg, exp.First, exp.Map, exp.MapKeys, exp.Unnest,
+    exp.Round, exp.Xor, exp.StrPosition, exp.Substring,
+    exp.Concat, exp.ArrayAgg, exp.First, exp.Map, exp.MapKeys, exp.Unnest,
 )  # fmt: skip
 # the functions the rules call by name (_call): Spark's, with the meaning each rule says
 SPARK_NAMES = frozenset(
@@ -383,7 +423,7 @@ SPARK_NAMES = frozenset(
 )  # fmt: skip
 
 
-def check_functions(tree: exp.Expression) -> None:
+def check_functions(tree: exp.Expr) -> None:
     """Refuse any function not vetted above: sqlglot passes an unknown one through verbatim."""
     for node in tree.walk():
         if node.meta.get(EMITTED):
