@@ -29,7 +29,8 @@ def run_query(
     spark: SparkSession | None = None,
 ) -> QueryResult:
     """Parse and compile shorthand `text` as the DuckDB engine does, and run it on Spark over
-    the lake commit (the newest, or `as_of`); `spark`: a session (else a local one)."""
+    the lake commit (the newest, or `as_of`); `spark`: a session (else a local one), given the
+    lake commit's views once (register)."""
     from kindex_olap.query.shorthand import parse
     from kindex_olap.query.verbs import HISTORY_VERBS
     from kindex_olap.spark.generate import kindex_definitions, to_spark
@@ -43,12 +44,7 @@ def run_query(
         )
     compiled = compile_query(query, options)
     sql = to_spark(compiled.sql, kindex_definitions().macros, compiled.params)
-    session = spark or _session(lake, as_of)
-    if spark is not None:
-        from kindex_olap.spark.session import register
-
-        register(spark, lake, as_of)
-    result = collect(session, sql)
+    result = collect(_session(lake, as_of, spark), sql)
     result.params = compiled.params
     result.verb = "runs serving" if query.serving else query.verb
     result.diagnostics.extend(_notes(query, result, vocab))
@@ -58,11 +54,14 @@ def run_query(
 
 
 def run_spark_sql(
-    sql: str, lake: str | os.PathLike[str] | None = None, as_of: str | None = None
+    sql: str,
+    lake: str | os.PathLike[str] | None = None,
+    as_of: str | None = None,
+    spark: SparkSession | None = None,
 ) -> QueryResult:
     """One read-only Spark SQL query over the tables and views of a lake commit."""
     check_read_only(sql)
-    return collect(_session(lake, as_of), sql)
+    return collect(_session(lake, as_of, spark), sql)
 
 
 def check_read_only(sql: str) -> None:
@@ -96,10 +95,12 @@ def _vocabulary(lake: str | os.PathLike[str] | None, as_of: str | None) -> Vocab
         con.close()
 
 
-def _session(lake: str | os.PathLike[str] | None, as_of: str | None) -> SparkSession:
+def _session(
+    lake: str | os.PathLike[str] | None, as_of: str | None, spark: SparkSession | None
+) -> SparkSession:
     from kindex_olap.spark.session import local_session, register
 
-    session = local_session()
+    session = spark or local_session()
     register(session, lake, as_of)
     return session
 
