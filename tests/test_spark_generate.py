@@ -233,3 +233,16 @@ def test_a_duckdb_only_construct_planted_in_a_copy_of_views_sql_fails_generation
     found = definitions(planted)
     with pytest.raises(GenerationError):
         spark_views(found)
+
+
+def test_a_question_creates_only_the_views_it_reads() -> None:
+    from kindex_olap.spark.session import read_by
+
+    views = spark_views()
+    names = [name for name, _ in read_by(views, "SELECT * FROM noise_floors")]
+    assert {"replicate_pairs", "noise_model", "noise_floors"} <= set(names)
+    assert names.index("noise_model") < names.index("noise_floors")  # defining order
+    assert "speedups" not in names
+    every = [name for name, _ in read_by(views, "SELECT * FROM speedup_summary")]
+    assert {"speedups", "noise_floors", "replicate_spread", "speedup_summary"} <= set(every)
+    assert "history_runs" not in every

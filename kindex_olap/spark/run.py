@@ -44,7 +44,7 @@ def run_query(
         )
     compiled = compile_query(query, options)
     sql = to_spark(compiled.sql, kindex_definitions().macros, compiled.params)
-    result = collect(_session(lake, as_of, spark), sql)
+    result = collect(_session(lake, as_of, spark, sql), sql)
     result.params = compiled.params
     result.verb = "runs serving" if query.serving else query.verb
     result.diagnostics.extend(_notes(query, result, vocab))
@@ -61,7 +61,7 @@ def run_spark_sql(
 ) -> QueryResult:
     """One read-only Spark SQL query over the tables and views of a lake commit."""
     check_read_only(sql)
-    return collect(_session(lake, as_of, spark), sql)
+    return collect(_session(lake, as_of, spark, sql), sql)
 
 
 def check_read_only(sql: str) -> None:
@@ -96,12 +96,16 @@ def _vocabulary(lake: str | os.PathLike[str] | None, as_of: str | None) -> Vocab
 
 
 def _session(
-    lake: str | os.PathLike[str] | None, as_of: str | None, spark: SparkSession | None
+    lake: str | os.PathLike[str] | None, as_of: str | None, spark: SparkSession | None, sql: str
 ) -> SparkSession:
+    """`spark` (registered whole once), else a local session with the views `sql` reads."""
     from kindex_olap.spark.session import local_session, register
 
-    session = spark or local_session()
-    register(session, lake, as_of)
+    if spark is not None:
+        register(spark, lake, as_of)
+        return spark
+    session = local_session()
+    register(session, lake, as_of, only_for=sql)
     return session
 
 

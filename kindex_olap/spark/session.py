@@ -4,6 +4,7 @@ any session (a cluster's too) every table and view of one lake commit as tempora
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING
 
 from kindex_olap.errors import ConfigError
@@ -50,7 +51,11 @@ def local_session(cores: int = 2) -> SparkSession:
 
 
 def register(
-    spark: SparkSession, lake: str | os.PathLike[str] | None = None, as_of: str | None = None
+    spark: SparkSession,
+    lake: str | os.PathLike[str] | None = None,
+    as_of: str | None = None,
+    *,
+    only_for: str | None = None,
 ) -> Snapshot:
     """Register every table of one lake commit (the newest, or the one `as_of` names) and
     every view of sql/views/views.sql, generated as Spark SQL, as temporary views of `spark`;
@@ -59,6 +64,8 @@ def register(
     The views compute everything from the base tables (pairs, noise model, speedups, history);
     the layers the lake commit stored are registered as tables (layer_*) but not read by them.
     Generation errors (a construct with no rule) are raised before any view is created.
+    only_for: a Spark query; only the views it reads are created (Spark analyses each view as it
+    is created: 2-5 s apiece on 2 cores), for one question in a fresh session.
     """
     from kindex_olap.query.engine import snapshot_of
     from kindex_olap.spark.generate import spark_views
@@ -69,12 +76,30 @@ def register(
     if spark.conf.get(_REGISTERED, None) == key:
         return snapshot  # this session holds that lake commit's views already
     views = spark_views()
+    if only_for is not None:
+        views = read_by(views, only_for)
     for table, frame in read_tables(spark, snapshot).items():
         frame.createOrReplaceTempView(table)
     for name, select in views:
         spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {select}")
-    spark.conf.set(_REGISTERED, key)
+    if only_for is None:
+        spark.conf.set(_REGISTERED, key)
     return snapshot
+
+
+def read_by(views: list[tuple[str, str]], sql: str) -> list[tuple[str, str]]:
+    """The views `sql` reads, directly or through other views, in their defining order (a view
+    named anywhere in the text counts: one too many is only slower)."""
+    bodies = dict(views)
+    wanted = {name for name in bodies if re.search(rf"\b{name}\b", sql)}
+    while (
+        more := {
+            name for name in bodies for other in wanted if re.search(rf"\b{name}\b", bodies[other])
+        }
+        - wanted
+    ):
+        wanted |= more
+    return [(name, select) for name, select in views if name in wanted]
 
 
 # the lake commit whose views a session holds (creating them costs 15-40 s on 2 cores)
