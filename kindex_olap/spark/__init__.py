@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+from kindex_olap.spark.types import SparkSession
 
+if TYPE_CHECKING:
     from kindex_olap.lake.store import Snapshot
 
 __all__ = ["register"]

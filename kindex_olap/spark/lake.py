@@ -9,15 +9,11 @@ lists of one lake commit are what kindex's own reader uses too (docs/scale-out.m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from sqlglot import exp
 
 from kindex_olap.lake.store import Snapshot
 from kindex_olap.schema import TABLES, column_types
-
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+from kindex_olap.spark.types import DataFrame, SparkSession
 
 
 def spark_type(duckdb_type: str) -> str:

@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any
 from kindex_olap.errors import QueryError
 from kindex_olap.query.compile import Options, compile_query
 from kindex_olap.query.run import QueryResult
+from kindex_olap.spark.types import SparkSession
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
     from kindex_olap.query.shorthand import Query, Vocabulary
 
 

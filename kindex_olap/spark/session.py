@@ -3,15 +3,15 @@ any session (a cluster's too) every table and view of one lake commit as tempora
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from typing import TYPE_CHECKING
 
 from kindex_olap.errors import ConfigError
+from kindex_olap.spark.types import SparkSession
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
     from kindex_olap.lake.store import Snapshot
 
 # kindex's SQL reads timestamps without a time zone; ANSI mode is Spark 4's default, kept
@@ -26,7 +26,7 @@ SETTINGS = {
 def import_pyspark() -> None:
     """pyspark, or a ConfigError saying how to install it."""
     try:
-        import pyspark  # noqa: F401
+        importlib.import_module("pyspark")
     except ImportError as e:
         raise ConfigError(
             "the Spark engine needs pyspark",
@@ -39,8 +39,6 @@ def local_session(cores: int = 2) -> SparkSession:
     """A local SparkSession (`local[cores]`), quiet on stderr; the one kindex's doors and tests
     use. Its start costs 10-30 s (a JVM), paid once per process."""
     import_pyspark()
-    from pyspark.sql import SparkSession
-
     builder = SparkSession.builder.master(f"local[{cores}]").appName("kindex")
     for key, value in SETTINGS.items():
         builder = builder.config(key, value)
