@@ -39,7 +39,8 @@ def local_session(cores: int = 2) -> SparkSession:
     """A local SparkSession (`local[cores]`), quiet on stderr; the one kindex's doors and tests
     use. Its start costs 10-30 s (a JVM), paid once per process."""
     import_pyspark()
-    builder = SparkSession.builder.master(f"local[{cores}]").appName("kindex")
+    sql = importlib.import_module("pyspark.sql")
+    builder = sql.SparkSession.builder.master(f"local[{cores}]").appName("kindex")
     for key, value in SETTINGS.items():
         builder = builder.config(key, value)
     builder = builder.config("spark.driver.memory", os.environ.get("KINDEX_SPARK_MEMORY", "2g"))
