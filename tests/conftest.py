@@ -95,7 +95,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("browser") is not None and not CHROMIUM.exists():
         missing.append(f"{CHROMIUM} is absent: this test opens a page in Debian's chromium")
     if item.get_closest_marker("spark") is not None and (absent := spark_absent()):
-        missing.append(f"{absent}: this test runs Spark (pip install '.[spark]')")
+        missing.append(f"{absent}: this test runs Spark")
     if missing:
         if os.environ.get("CI"):
             pytest.fail("; ".join(missing) + " (CI installs it: see .ci/run)")
@@ -107,7 +107,7 @@ def spark_absent() -> str | None:
     import importlib.util
 
     if importlib.util.find_spec("pyspark") is None:
-        return "pyspark is absent"
+        return "pyspark is absent (pip install '.[spark]')"
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         return "Java is absent (openjdk-17-jre-headless)"
     return None
