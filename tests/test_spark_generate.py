@@ -160,6 +160,7 @@ def test_list_arithmetic_folds_left_to_right() -> None:
         ("arg_min(a, (r, a))", "MIN_BY(a, STRUCT(r, a))"),
         ("to_seconds(600)", "MAKE_DT_INTERVAL(0, 0, 0, 600)"),
         ("regexp_replace(s, '[0-9]+', '#', 'g')", "REGEXP_REPLACE(s, '[0-9]+', '#')"),
+        ("ends_with(gpu, ' ' || form_factor)", "ENDSWITH(gpu, ' ' || form_factor)"),  # vetted
     ],
 )
 def test_rewritten_for_spark(duckdb: str, spark: str) -> None:

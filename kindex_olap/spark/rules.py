@@ -414,7 +414,7 @@ VETTED: tuple[type[exp.Func], ...] = (
     exp.RegexpExtractAll, exp.RegexpReplace, exp.RowNumber, exp.Sqrt, exp.StartsWith, exp.Struct,
     exp.StddevSamp, exp.Sum, exp.Transform, exp.TryCast, exp.Array, exp.Lower, exp.Upper,
     exp.Round, exp.Xor, exp.StrPosition, exp.Substring,
-    exp.Concat, exp.ArrayAgg, exp.First, exp.Map, exp.MapKeys, exp.Unnest,
+    exp.Concat, exp.ArrayAgg, exp.First, exp.Map, exp.MapKeys, exp.Unnest, exp.EndsWith,
 )  # fmt: skip
 # the functions the rules call by name (_call): Spark's, with the meaning each rule says
 SPARK_NAMES = frozenset(
