@@ -33,7 +33,14 @@ import numpy as np
 
 from kindex_olap.errors import ConfigError, QueryError
 from kindex_olap.lake.store import Lake, Snapshot
-from kindex_olap.query.history import HistoryOptions, analyse_lake, check_by, select_points
+from kindex_olap.query.history import (
+    HistoryOptions,
+    analyse_lake,
+    check_by,
+    select_points,
+    series_selected,
+    stored_tests,
+)
 from kindex_olap.query.history_report import STEP_COLUMNS, row_order, step_row
 from kindex_olap.query.steps import (
     IMPROVEMENT,
@@ -178,8 +185,9 @@ def check(
     select; judge it with the whole lake."""
     check_by(options)
     new, what = new_runs(con, snapshot, since)
-    select_points(con, clauses, params, options, new)
-    lake = analyse_lake(con, options)
+    only = series_selected(clauses, params, new) if stored_tests(con, options) else None
+    some = select_points(con, clauses, params, options, new, only)
+    lake = analyse_lake(con, options, some)
     points = lake.points
     # the implementations measured against a baseline: a baseline's own steps are judged with
     # the rest (they make environment shifts) but do not fail a gate
