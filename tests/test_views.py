@@ -200,3 +200,21 @@ def test_macro_filters_match_the_views(one_pair_and_decoys: Path, text: str) -> 
     expected = con.execute(plain, where.params).fetchall()
     assert con.execute(compiled.sql, list(compiled.params)).fetchall() == expected
     assert expected or query.verb == "runs"
+
+
+def test_gpu_names_the_model_so_grouping_never_pools_two(liger_history_lake: Path) -> None:
+    """H100 PCIe and H100 80GB HBM3 are one product, two models: every view's gpu column names
+    the model, so `SELECT gpu, count(*) FROM latency GROUP BY ALL` (the README's example) keeps
+    them apart, and the noise model and speedups say the same label."""
+    with connect(liger_history_lake) as con:
+        products = con.execute(
+            "SELECT count(DISTINCT product), count(DISTINCT (product, form_factor)) "
+            "FROM environments WHERE product = 'NVIDIA H100'"
+        ).fetchall()[0]
+        assert products[0] == 1 and products[1] >= 2  # one product, several models
+        groups = dict(con.execute("SELECT gpu, count(*) FROM latency GROUP BY ALL").fetchall())
+        assert {"NVIDIA H100 PCIe", "NVIDIA H100 80GB HBM3"} <= set(groups)
+        assert "NVIDIA H100" not in groups
+        for view in ("speedups", "noise_model"):
+            labels = {r[0] for r in con.execute(f"SELECT DISTINCT gpu FROM {view}").fetchall()}
+            assert "NVIDIA H100" not in labels and "NVIDIA H100 PCIe" in labels, view

@@ -33,6 +33,7 @@ from kindex_olap.doors.columns import (
     number,
     verb_columns,
 )
+from kindex_olap.labels import gpu_label
 from kindex_olap.query.verbs import VerbColumns
 
 ELLIPSIS = "…"
@@ -402,7 +403,7 @@ def display_columns(columns: list[str], rows: Sequence[Sequence[Any]]) -> list[C
             continue
         if name in combined:
             first, second = index[name], index[combined[name]]
-            values = [" ".join(filter(None, (row[first], row[second]))) for row in rows]
+            values = [gpu_label(row[first], row[second]) for row in rows]
             out.append(Column(name, values, numeric=False))
             continue
         if name in merged:

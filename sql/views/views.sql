@@ -38,6 +38,15 @@
 -- latest-run ranking, the reference-provider window and the pair self-join. NULL: no filter.
 -- Every filtered column is a comparability key, so filtering first never changes a pair.
 
+-- A GPU as people name it, its model: the product and its form factor ("NVIDIA H100 PCIe",
+-- "NVIDIA H100 80GB HBM3": one product, two models). Every view's `gpu` column is this label,
+-- so that grouping by gpu never pools two models; form_factor stays a column of its own. A
+-- label that ends with its form factor already is kept (the macro applies to a label twice
+-- without harm). The one place the label is built in SQL; Python's is kindex_olap.labels.
+CREATE OR REPLACE MACRO kindex_gpu_label(gpu, form_factor) AS
+    CASE WHEN coalesce(form_factor, '') = '' OR ends_with(gpu, ' ' || form_factor) THEN gpu
+         ELSE concat_ws(' ', gpu, form_factor) END;
+
 -- One row per run with its dimensions, whatever its metric; also the run's latency p20/p80
 -- (kindex_latency's input). Dimension tables may hold a digest more than once (re-ingested
 -- documents), hence the any_value lookups. The kernel of a run is its workload's operation,
@@ -82,7 +91,7 @@ SELECT
     r.pass,
     coalesce(i.provider, r.provider) AS provider,
     coalesce(i.display_name, r.display_name) AS implementation,
-    e.product AS gpu,
+    kindex_gpu_label(e.product, e.form_factor) AS gpu,
     e.form_factor,
     e.architecture AS gpu_arch,
     e.name AS environment,
@@ -183,11 +192,6 @@ CREATE OR REPLACE MACRO kindex_fastest_implementation(implementation_digest, lab
     arg_min({'digest': implementation_digest, 'label': label},
             (value, implementation_digest, label))
         FILTER (WHERE value > 0);
-
--- A GPU as people name it: the product and its form factor ("NVIDIA H100 PCIe"). The one place
--- the label is built in SQL (history's records, the empty-answer explanation); Python's is
--- kindex_olap.natural.gpu_label.
-CREATE OR REPLACE MACRO kindex_gpu_label(gpu, form_factor) AS concat_ws(' ', gpu, form_factor);
 
 -- Nanoseconds per unit of a time unit; NULL for any other unit (bytes, tokens/s, ...).
 CREATE OR REPLACE MACRO kindex_time_unit_ns(unit) AS
