@@ -373,19 +373,25 @@ def answer(
 
 
 def series_selected(
-    clauses: list[str], params: list[Any], new_runs: list[str] | None = None
+    clauses: list[str],
+    params: list[Any],
+    new_runs: list[str] | None = None,
+    environments: list[str | None] | None = None,
 ) -> tuple[str, list[Any]]:
     """select_points' `only`: the series holding a stored point that `clauses` select (and,
-    given `new_runs`, that holds one of them)."""
+    given `new_runs` and their `environments`, that holds one of them: the environments prune
+    the points whose runs are looked at)."""
     selected = " AND ".join(clauses) or "true"
     if new_runs is None:
         return f"SELECT series_key FROM stored_history_points() WHERE {selected}", list(params)
+    known = [e for e in environments or [] if e is not None]
+    anywhere = environments is None or None in environments
     return (
         "SELECT series_key FROM ("
         f"  SELECT series_key, unnest(run_ids) AS run_id FROM stored_history_points() "
-        f"  WHERE {selected}) "
+        f"  WHERE {selected} AND (? OR list_contains(?::VARCHAR[], environment_digest))) "
         "SEMI JOIN (SELECT unnest(?::VARCHAR[]) AS run_id) AS new USING (run_id)",
-        [*params, new_runs],
+        [*params, anywhere, known, new_runs],
     )  # fixed clauses; the values are parameters
 
 
