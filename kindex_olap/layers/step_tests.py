@@ -63,7 +63,6 @@ def write_step_tests(
     table = pa.table(
         {
             "environment_digest": pa.array(points["environment_digest"][where], pa.string()),
-            "series_key": pa.array(points["series_key"][where], pa.uint64()),
             "series": pa.array(np.repeat([p[1] for p in parts], [len(p[0]) for p in parts])),
             "test": pa.array(np.repeat([p[2] for p in parts], [len(p[0]) for p in parts])),
             "pvalue": pa.array(np.concatenate([p[3] for p in parts]), pa.float64()),

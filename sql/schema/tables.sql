@@ -504,10 +504,11 @@ CREATE TABLE layer_speedups (
 -- two points' noise) or 'change point' (a tested step where a change point starts, or a series
 -- tested for change points without one: its strongest split). Depends on each series and its
 -- environment's floors only; query/correction.py corrects over every row at read time, so a
--- question about a few series judges them as the whole lake would.
+-- question about a few series judges them as the whole lake would. No series key: it is a hash
+-- (UBIGINT), which Delta cannot hold (layer_points hashes its keys at read time); the
+-- correction needs only each family's p-values.
 CREATE TABLE layer_step_tests (
     environment_digest VARCHAR,
-    series_key         UBIGINT,
     series             VARCHAR,
     test               VARCHAR,
     pvalue             DOUBLE
