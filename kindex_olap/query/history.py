@@ -221,8 +221,12 @@ STORED_COLUMNS = (
     "cp_latency_pvalue", "cp_speedup_pvalue", "quiet_latency_pvalue", "quiet_speedup_pvalue",
 )  # fmt: skip
 # what a question about some series reads of their stored points (every column: 0.3 s for a
-# kernel's 25k points at 1M runs, the digests and maps costing most)
-_SOME = ", ".join(dict.fromkeys(SELECTED_COLUMNS + STORED_COLUMNS + SHOWN_COLUMNS + ("run_ids",)))
+# kernel's 25k points at 1M runs, the digests costing most): what the points and the answers
+# read, and every column a query's clauses name (query/compile.py where_of)
+CLAUSE_COLUMNS = ("kernel", "environment_digest", "pass", "dtype", "shape", "axes", "provider")
+_SOME = ", ".join(
+    dict.fromkeys(SELECTED_COLUMNS + STORED_COLUMNS + SHOWN_COLUMNS + CLAUSE_COLUMNS + ("run_ids",))
+)
 
 
 def fetch_points(
