@@ -430,6 +430,7 @@ CREATE TABLE layer_summary (
     statistic          VARCHAR,
     baseline           VARCHAR,
     candidate          VARCHAR,
+    baseline_is_reference BOOLEAN,
     baseline_rule      VARCHAR,
     cases              BIGINT,
     min_speedup        DOUBLE,

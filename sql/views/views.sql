@@ -440,25 +440,20 @@ WHERE metric = 'memory' AND candidate_value > 0 AND baseline_value > 0;
 CREATE OR REPLACE VIEW memory_ratios AS
 SELECT * FROM memory_ratios_for(NULL, NULL, NULL);
 
--- Per kernel x pass x GPU environment x metric x statistic x baseline x candidate, default
--- pairing (newest runs). Metrics and statistics are never pooled: a KernelBot leaderboard's
--- score and latency cells are the same submissions measured two ways.
+-- Per kernel x pass x GPU environment x metric x statistic x baseline x candidate, the newest
+-- runs of every pair: the summary verb's query (sql/queries/summary.sql: the geometric mean over
+-- shapes, its bootstrap interval and verdict), so that the view and `kindex query summary` say
+-- the same. Metrics and statistics are never pooled: a KernelBot leaderboard's score and latency
+-- cells are the same submissions measured two ways.
 CREATE OR REPLACE VIEW speedup_summary AS
 SELECT
     kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
-    baseline, candidate,
-    bool_and(baseline_is_reference) AS baseline_is_reference,
-    string_agg(DISTINCT baseline_rule, ', ' ORDER BY baseline_rule) AS baseline_rule,
-    count(*) AS cases,
-    geomean(speedup) AS geomean_speedup,
-    min(speedup) AS min_speedup,
-    max(speedup) AS max_speedup,
-    avg(CASE WHEN verdict = 'faster' THEN 1.0 ELSE 0.0 END) AS share_faster,
-    count(*) FILTER (WHERE verdict = 'within noise') AS within_noise
-FROM speedups
-WHERE pairing = 'latest'
-GROUP BY kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
-         baseline, candidate;
+    baseline, candidate, baseline_is_reference, baseline_rule, cases, geomean_speedup,
+    min_speedup, max_speedup, share_faster, within_noise, geomean_lo, geomean_hi, verdict,
+    single_timings
+FROM (
+-- @include queries/summary.sql {cases} = SELECT * FROM speedups WHERE pairing = 'latest'
+) AS summarized;
 
 -- History (per version and run, with the nearest baseline run): sql/views/history.sql.
 -- @include views/history.sql
