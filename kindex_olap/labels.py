@@ -5,5 +5,10 @@ from __future__ import annotations
 
 
 def gpu_label(gpu: object, form_factor: object) -> str:
-    """The product and its form factor, "NVIDIA H100 PCIe" (either may be missing)."""
-    return " ".join(str(part) for part in (gpu, form_factor) if part)
+    """The GPU's model: the product and its form factor, "NVIDIA H100 PCIe" (either may be
+    missing). A `gpu` that ends with its form factor is a label already (the views' gpu
+    column) and is kept as it is."""
+    parts = [str(part) for part in (gpu, form_factor) if part]
+    if len(parts) == 2 and parts[0].endswith(f" {parts[1]}"):
+        return parts[0]
+    return " ".join(parts)

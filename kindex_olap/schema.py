@@ -28,6 +28,7 @@ LAYERS = (
     "layer_points",
     "layer_summary",
     "layer_speedups",
+    "layer_step_tests",
 )
 TABLES = (
     "runs",

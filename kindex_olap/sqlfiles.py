@@ -21,8 +21,12 @@ from pathlib import Path
 
 _REPO_SQL = Path(__file__).resolve().parent.parent / "sql"
 # A line `-- @include FOLDER/NAME.sql` stands for that file's text, named like read_sql's
-# argument (views/views.sql includes views/noise.sql and views/history.sql).
-_INCLUDE = re.compile(r"^-- @include ((?:[a-z_]+/)*[a-z_]+\.sql)$", re.MULTILINE)
+# argument (views/views.sql includes views/noise.sql and views/history.sql); a query template's
+# braced word may be given its SQL on the line: `-- @include queries/summary.sql {cases} = SELECT
+# ...` (views.sql's speedup_summary is the summary verb's query over every newest pair).
+_INCLUDE = re.compile(
+    r"^-- @include ((?:[a-z_]+/)*[a-z_]+\.sql)(?: \{([a-z_]+)\} = (.+))?$", re.MULTILINE
+)
 
 
 @cache
@@ -38,7 +42,17 @@ def read_sql(name: str) -> str:
         for part in parts:  # one at a time: a namespace package's joinpath takes one name
             installed = installed.joinpath(part)
         text = installed.read_text()
-    return _INCLUDE.sub(lambda m: read_sql(m.group(1)), text)
+    return _INCLUDE.sub(_included, text)
+
+
+def _included(match: re.Match[str]) -> str:
+    text = read_sql(match.group(1))
+    if match.group(2) is None:
+        return text
+    word = "{" + match.group(2) + "}"
+    if word not in text:
+        raise ValueError(f"sql/{match.group(1)} has no {word} to fill")
+    return text.replace(word, match.group(3))
 
 
 def statements(name: str) -> list[str]:

@@ -49,6 +49,14 @@ def pytest_configure(config: pytest.Config) -> None:
     from guard import install
 
     install(config, CHECKOUT_DATA)
+    # kindex's caches (the views' catalog, vocabularies, Liger's downloads: kindex_olap/cache.py)
+    # go to a folder of the tests' own, kept between runs, never the user's ~/.cache/kindex
+    # (each test lake's vocabulary would evict the user's); set before any CLI subprocess starts
+    # so that they inherit it
+    import tempfile
+
+    cache = Path(tempfile.gettempdir()) / f"kindex-tests-cache-{os.getuid()}"
+    os.environ["XDG_CACHE_HOME"] = str(cache)
 
 
 CHROMIUM = Path("/usr/bin/chromium")

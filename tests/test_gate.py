@@ -225,3 +225,20 @@ def _learned_floors(pairs: list[tuple[int, float]]) -> dict[int, float]:
         own = [x for c, x in pairs if c == item.rank]
         floors[item.rank] = p95(own) if len(own) >= settings().min_pairs else p95(everything)
     return floors
+
+
+def test_the_new_runs_are_the_same_after_a_compaction(
+    liger_history_lake: Path, tmp_path: Path
+) -> None:
+    """A check finds the runs a lake commit added from the runs files it added while every lake
+    commit since only appended (ingests); after a compaction rewrote the files, by comparing run
+    ids: the same runs, steps and verdicts either way."""
+    from kindex_olap.lake.compact import compact
+
+    lake, keys = _planted_lake(liger_history_lake, tmp_path, 2.0)
+    appended = run_check("", lake, since="1")
+    assert len(_latency_steps(appended)) == len(keys)
+    compact(lake)
+    rewritten = run_check("", lake, since="1")
+    assert rewritten.what == appended.what == "runs added after lake commit 1"
+    assert (rewritten.steps, rewritten.regressions) == (appended.steps, appended.regressions)

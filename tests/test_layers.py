@@ -302,3 +302,42 @@ def test_points_follow_a_version_order_that_moves(tmp_path: Path) -> None:
     for question in ("changes", "history kto_loss"):
         a, b = run_query(question, lake), run_query(question, whole)
         assert a.rows and (a.columns, a.rows) == (b.columns, b.rows), question
+
+
+def test_stored_tests_judge_a_few_series_as_the_whole_lake(liger_history_lake: Path) -> None:
+    """A question about some series reads their points and the lake commit's stored tests
+    (layer_step_tests) instead of testing every series: for every kernel, `changes KERNEL`,
+    `history KERNEL` and a check give the rows, q-values and verdicts the whole lake's live analysis gives."""
+    from kindex_olap.query.run import run_check
+
+    with connect(liger_history_lake) as stored, connect(liger_history_lake, live=True) as live:
+        assert stored.execute("SELECT count(*) FROM layer_step_tests").fetchall()[0][0] > 100
+        everything = run_query("changes", con=live, options=Options())
+        kernels = run_query("kernels", con=live, options=Options())
+        names = [r[kernels.columns.index("kernel")] for r in kernels.rows]
+        checked = 0
+        for kernel in names:
+            some = run_query(f"changes {kernel}", con=stored, options=Options())
+            computed = run_query(f"changes {kernel}", con=live, options=Options())
+            expected = [r for r in everything.rows if r[0] == kernel]
+            assert rounded(some.rows) == rounded(computed.rows), kernel
+            assert sorted(map(repr, rounded(some.rows))) == sorted(map(repr, rounded(expected)))
+            assert some.diagnostics == computed.diagnostics, kernel
+            # every point with the verdicts of the steps into it, flagged or not
+            points = run_query(f"history {kernel}", con=stored, options=Options())
+            assert rounded(points.rows) == rounded(
+                run_query(f"history {kernel}", con=live, options=Options()).rows
+            ), kernel
+            checked += bool(expected) + bool(points.rows)
+        assert checked >= 20
+        for filters in ("", "jsd", "h100"):
+            a = run_check(filters, liger_history_lake, since="0", con=stored)
+            b = run_check(filters, liger_history_lake, since="0", con=live)
+            assert a.tested_steps > (50 if not filters else 0), filters
+            assert rounded(a.steps) == rounded(b.steps), filters
+            assert (a.regressions, a.improvements, a.insufficient, a.tested_series) == (
+                b.regressions,
+                b.improvements,
+                b.insufficient,
+                b.tested_series,
+            ), filters

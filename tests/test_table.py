@@ -198,3 +198,22 @@ def test_query_does_not_import_plotting(liger_history_lake: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert "heavy: []" in out
+
+
+def test_two_runs_of_one_case_are_told_apart_by_when_they_ran(liger_history_lake: Path) -> None:
+    """`latency` rows of one case and version (two runs) differ only in observed_at, which the
+    default columns leave out: where the keys shown leave two rows alike, observed_at is shown
+    after them; where they do not, it stays out (--wide adds it)."""
+    result = run_query("latency jsd h100-pcie", liger_history_lake)
+    index = {name: i for i, name in enumerate(result.columns)}
+    keys = ("pass", "shape", "provider", "version")
+    seen = [tuple(row[index[k]] for k in keys) for row in result.rows]
+    assert len(set(seen)) < len(seen)  # the Liger history holds such runs
+    table = render(result.columns, result.rows, result.verb, width=100)
+    shown = [c.name for c in table.shown]
+    assert "observed_at" in shown and shown.index("observed_at") > shown.index("version")
+    lines = [line for line in table.lines if "jsd" not in line]
+    assert len(set(lines)) == len(lines)  # no two rows print the same
+    first = {key: row for key, row in zip(seen, result.rows, strict=True)}  # one run a case
+    single = render(result.columns, list(first.values()), result.verb, width=100)
+    assert "observed_at" not in [c.name for c in single.shown]

@@ -200,3 +200,51 @@ def test_macro_filters_match_the_views(one_pair_and_decoys: Path, text: str) -> 
     expected = con.execute(plain, where.params).fetchall()
     assert con.execute(compiled.sql, list(compiled.params)).fetchall() == expected
     assert expected or query.verb == "runs"
+
+
+def test_gpu_names_the_model_so_grouping_never_pools_two(liger_history_lake: Path) -> None:
+    """H100 PCIe and H100 80GB HBM3 are one product, two models: every view's gpu column names
+    the model, so `SELECT gpu, count(*) FROM latency GROUP BY ALL` (the README's example) keeps
+    them apart, and the noise model and speedups say the same label."""
+    with connect(liger_history_lake) as con:
+        products = con.execute(
+            "SELECT count(DISTINCT product), count(DISTINCT (product, form_factor)) "
+            "FROM environments WHERE product = 'NVIDIA H100'"
+        ).fetchall()[0]
+        assert products[0] == 1 and products[1] >= 2  # one product, several models
+        groups = dict(con.execute("SELECT gpu, count(*) FROM latency GROUP BY ALL").fetchall())
+        assert {"NVIDIA H100 PCIe", "NVIDIA H100 80GB HBM3"} <= set(groups)
+        assert "NVIDIA H100" not in groups
+        for view in ("speedups", "noise_model"):
+            labels = {r[0] for r in con.execute(f"SELECT DISTINCT gpu FROM {view}").fetchall()}
+            assert "NVIDIA H100" not in labels and "NVIDIA H100 PCIe" in labels, view
+
+
+def test_speedup_summary_has_the_summary_verbs_interval_and_verdict(
+    liger_history_lake: Path,
+) -> None:
+    """speedup_summary is the summary verb's query over every newest pair (sql/queries/
+    summary.sql, included): where a group holds the same pairs as `kindex query summary`'s
+    (which keeps each cell's default pairs), the view's geometric mean, bootstrap interval and
+    verdict are the verb's."""
+    keys = ("kernel", "pass", "gpu", "environment", "metric", "baseline", "candidate", "cases")
+    values = ("geomean_speedup", "geomean_lo", "geomean_hi", "verdict")
+    with connect(liger_history_lake) as con:
+        cursor = con.execute("SELECT * FROM speedup_summary")
+        names = [d[0] for d in cursor.description]
+        view = {
+            tuple(row[names.index(k)] for k in keys): tuple(row[names.index(v)] for v in values)
+            for row in cursor.fetchall()
+        }
+    assert {"geomean_lo", "geomean_hi", "verdict", "baseline_is_reference"} <= set(names)
+    assert all(lo <= mean <= hi for mean, lo, hi, _ in view.values())
+    summary = run_query("summary", liger_history_lake)
+    index = {name: i for i, name in enumerate(summary.columns)}
+    same = 0
+    for row in summary.rows:
+        key = tuple(row[index[k]] for k in keys)
+        if key in view:
+            mine = tuple(row[index[v]] for v in values)
+            assert view[key][3] == mine[3] and view[key][:3] == pytest.approx(mine[:3]), key
+            same += 1
+    assert same > len(summary.rows) * 0.7

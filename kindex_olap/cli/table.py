@@ -33,6 +33,7 @@ from kindex_olap.doors.columns import (
     number,
     verb_columns,
 )
+from kindex_olap.labels import gpu_label
 from kindex_olap.query.verbs import VerbColumns
 
 ELLIPSIS = "…"
@@ -327,7 +328,7 @@ def _layout(
     table.lines = title_lines(title, {c.name for c in shown}, width)
     lost = False
     if width is not None:
-        keys = set(spec.keys) if spec else set()
+        keys = set(spec.keys) | set(spec.tiebreak) if spec else set()
         table.dropped_to_fit = fit(shown, width, keep=keep, keys=keys, extra=extra)
         lost = _reads_alike(shown, table.dropped_to_fit, keys)
         table.differing = {
@@ -379,11 +380,26 @@ def _chosen(
     default = sorted(
         (c for c in shown if c.name in order and c.name not in thin), key=lambda c: order[c.name]
     )
+    default = _with_tiebreak(default, shown, spec)
     rest = [c for c in shown if c not in default]
     if not wide:
         table.left_out = [c.name for c in rest]
         return default, set(), table
     return default + rest, {c.name for c in rest}, table
+
+
+def _with_tiebreak(default: list[Column], shown: list[Column], spec: VerbColumns) -> list[Column]:
+    """`default` with the verb's tiebreak columns after its last key column, when the keys it
+    shows leave two rows alike (`latency`: two runs of one case and version differ only in
+    when they ran)."""
+    keys = [c for c in default if c.name in spec.keys]
+    breaking = [c for c in shown if c.name in spec.tiebreak and c not in default]
+    if not keys or not breaking:
+        return default
+    if len(set(zip(*(c.values for c in keys), strict=True))) == len(keys[0].values):
+        return default
+    at = max(default.index(c) for c in keys) + 1
+    return default[:at] + breaking + default[at:]
 
 
 # -- cells ------------------------------------------------------------------------------------
@@ -402,7 +418,7 @@ def display_columns(columns: list[str], rows: Sequence[Sequence[Any]]) -> list[C
             continue
         if name in combined:
             first, second = index[name], index[combined[name]]
-            values = [" ".join(filter(None, (row[first], row[second]))) for row in rows]
+            values = [gpu_label(row[first], row[second]) for row in rows]
             out.append(Column(name, values, numeric=False))
             continue
         if name in merged:

@@ -14,7 +14,9 @@ from kindex_olap.query.verbs import VERB_COLUMNS, VerbColumns
 _GPU = ("gpu", "form_factor", "environment")
 _PAIR = ("candidate", "candidate_version", "baseline", "baseline_version")
 
-# columns read together as one: `gpu` shows "NVIDIA H100 PCIe" (gpu and form_factor)
+# columns read together as one: `gpu` shows "NVIDIA H100 PCIe" (the views' gpu is the model
+# already; a table with a bare product, e.g. `kindex sql` over environments, gets its form
+# factor: kindex_olap.labels.gpu_label)
 COMBINED: dict[str, tuple[str, str]] = {"gpu": ("gpu", "form_factor")}
 # Ratios print as `3.66×`; the interval of `speedup` is the pair speedup_lo / speedup_hi.
 RATIOS = frozenset(
@@ -95,7 +97,7 @@ VERDICT_STYLES = {
 # constant columns read together in the title: a phrase is used when all its columns present
 # in the result are constant; `{name}` is the value, absent or empty parts drop out
 TITLE_PHRASES: tuple[tuple[tuple[str, ...], str], ...] = (
-    (_GPU, "{gpu} {form_factor} ({environment})"),
+    (_GPU, "{gpu} ({environment})"),  # gpu names the model (form factor included)
     (_PAIR, "{candidate} {candidate_version} vs {baseline} {baseline_version}"),
     (("candidate", "baseline"), "{candidate} vs {baseline}"),
     (("statistic", "metric"), "{statistic} {metric}"),

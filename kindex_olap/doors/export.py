@@ -51,7 +51,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "kernel": ("", "Kernel (operation) name, e.g. jsd, cross_entropy"),
     "operation_family": ("", "Family of the operation (e.g. rmsnorm), when the spec names one"),
     "pass": ("", "Pass measured: forward, backward or full"),
-    "gpu": ("", "GPU product, e.g. NVIDIA B200"),
+    "gpu": ("", "GPU model: the product and its form factor, e.g. NVIDIA B200, NVIDIA H100 PCIe"),
     "form_factor": ("", "GPU form factor, e.g. SXM5, PCIe (empty when unknown)"),
     "gpu_arch": ("", "GPU architecture, e.g. sm_100"),
     "environment": ("", "Name of the benchmark environment (machine + software stack)"),

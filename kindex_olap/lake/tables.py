@@ -39,6 +39,8 @@ SORT_ORDER = {
     "layer_points": "kernel, pass, workload_digest, provider, first_observed",
     "layer_summary": "kernel, pass, environment_digest, baseline, candidate",
     "layer_speedups": "kernel, environment_digest, pass, workload_digest, candidate",
+    # each test's p-values in order: a correction sorts the runs of every file (a merge)
+    "layer_step_tests": "test, pvalue",
 }
 # Small row groups let min/max statistics of the sorted columns skip most of a file for a
 # filtered query (bench/layout.py: 3x faster for one kernel on one GPU than 122,880-row groups).
@@ -53,6 +55,7 @@ PARTITIONED = {
     "layer_replicate_spread": ["environment_digest"],
     "layer_pairs": ["environment_digest"],
     "layer_points": ["environment_digest"],
+    "layer_step_tests": ["environment_digest"],
 }
 
 

@@ -28,10 +28,12 @@ _SERIES = ("latency", "speedup")
 _VALUES = {"latency": "log_mean", "speedup": "speedup_log_mean"}
 
 
-def write_points(con: duckdb.DuckDBPyConnection, tx: Transaction, touched: list[str] | None) -> int:
+def write_points(
+    con: duckdb.DuckDBPyConnection, tx: Transaction, touched: list[str] | None
+) -> tuple[int, bool]:
     """Compute the points of the `touched` environments (None: every one) over the lake commit
     `con`'s views read, with their change points, and write them into `tx`. Returns the rows
-    written."""
+    written, and whether they are every environment's (the version order moved)."""
     _compute(con, touched)
     # the stored change points were found in the order of the lake commit before: do the labels
     # the stored points hold keep that order?
@@ -48,7 +50,7 @@ def write_points(con: duckdb.DuckDBPyConnection, tx: Transaction, touched: list[
     relation = con.sql(f"SELECT {', '.join(names)} FROM {FRESH}")  # names from tables.sql
     partitions: set[str | None] | None = None if touched is None else set(touched)
     write_relation(tx, TABLE, relation, replace=touched is None, partitions=partitions)
-    return int(con.execute(f"SELECT count(*) FROM {FRESH}").fetchall()[0][0])
+    return int(con.execute(f"SELECT count(*) FROM {FRESH}").fetchall()[0][0]), touched is None
 
 
 def _order(con: duckdb.DuckDBPyConnection, touched: list[str] | None, before: bool) -> list[str]:

@@ -24,9 +24,10 @@ from numpy.typing import NDArray
 
 from kindex_olap.errors import QueryError
 from kindex_olap.query import noise
+from kindex_olap.query.correction import Correction, Scope
 from kindex_olap.query.engine import temporary
 from kindex_olap.query.history_report import Table, history_table, notes, steps_table
-from kindex_olap.query.steps import Columns, Rules, Steps, analyse
+from kindex_olap.query.steps import Columns, Rules, Steps, families, judge, tests_of
 from kindex_olap.query.verbs import REGISTRY
 from kindex_olap.sqlfiles import statements
 
@@ -42,10 +43,12 @@ class HistoryOptions:
 
 @dataclass
 class Analysis:
-    """Every series of the lake (under the options) with its steps judged."""
+    """The series selected (every one of the lake, or those a question shows when the lake
+    commit stored its tests) with their steps judged with the whole lake."""
 
     points: Columns
     steps: list[Steps]
+    scope: Scope
 
 
 def select_points(
@@ -54,13 +57,16 @@ def select_points(
     params: list[Any],
     options: HistoryOptions,
     new_runs: list[str] | None = None,
-) -> None:
+    only: tuple[str, list[Any]] | None = None,
+) -> bool:
     """Fill the temporary table history_selected with the points of every series of the lake
     (main-branch runs unless all_branches): the lake commit's stored points where it has them
     (layer_points), else computed from its runs. in_query marks the points `clauses` (fixed SQL
     text with `?` parameters over the columns a series or point holds: kernel, pass,
     environment, shape, provider, version) select, is_new those holding a run of `new_runs`
-    (kindex check)."""
+    (kindex check). only: of the stored points, those of the series a query (fixed SQL text
+    over stored_history_points(), and its parameters) returns the series_key of, unless they
+    hold most of the lake's points. Returns whether it selected only those."""
     selected = " AND ".join(clauses) or "true"
     stored = stored_points(con, options)
     columns = SELECTED_COLUMNS + STORED_COLUMNS if stored else SELECTED_COLUMNS
@@ -70,7 +76,21 @@ def select_points(
         f"FROM history_source LEFT JOIN history_new_points n USING (series_key, point_key)"
     )  # fixed names and clauses; the values are parameters
     try:
-        if stored:  # read where it lies: the text columns only for the series shown
+        some = stored and only is not None and _few(con, only)
+        if some:  # a few series: read once
+            # their kernels and environments filter the files' row groups (a series key is a
+            # hash: 0.8 s to read a kernel's points at 1M runs by key alone, 0.2 s so)
+            con.execute(
+                f"CREATE OR REPLACE TEMP TABLE history_some_points AS SELECT {_SOME} "
+                "FROM stored_history_points() "
+                "WHERE kernel IN (SELECT kernel FROM history_some_series) "
+                "AND environment_digest IN (SELECT environment_digest FROM history_some_series) "
+                "AND series_key IN (SELECT series_key FROM history_some_series)"
+            ).fetchall()
+            con.execute(
+                "CREATE OR REPLACE TEMP VIEW history_source AS SELECT * FROM history_some_points"
+            ).fetchall()
+        elif stored:  # read where it lies: the text columns only for the series shown
             con.execute(
                 "CREATE OR REPLACE TEMP VIEW history_source AS "
                 "SELECT * FROM stored_history_points()"
@@ -105,6 +125,24 @@ def select_points(
                 con.execute(temporary(statement)).fetchall()
     except duckdb.Error as e:
         raise QueryError(f"history query failed: {e}") from e
+    return some
+
+
+def _few(con: duckdb.DuckDBPyConnection, only: tuple[str, list[Any]]) -> bool:
+    """Put the series `only` selects into history_some_series; whether they hold at most half
+    the lake's points (more are read faster whole, and corrected with their own tests)."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE history_some_series AS "
+        "SELECT series_key, any_value(kernel) AS kernel, "
+        "any_value(environment_digest) AS environment_digest, count(*) AS points "
+        f"FROM stored_history_points() WHERE series_key IN ({only[0]}) GROUP BY series_key",
+        only[1],
+    ).fetchall()  # fixed text; the values are parameters
+    row = con.execute(
+        "SELECT (SELECT coalesce(sum(points), 0) FROM history_some_series), "
+        "(SELECT count(*) FROM layer_points)"
+    ).fetchall()[0]
+    return bool(row[0] * 2 <= row[1])
 
 
 def stored_points(con: duckdb.DuckDBPyConnection, options: HistoryOptions) -> bool:
@@ -123,12 +161,16 @@ def _has_macro(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return bool(row and row[0])
 
 
-def version_order(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The selected points' version labels in order (ordered_versions)."""
+def version_order(con: duckdb.DuckDBPyConnection, stored: bool = False) -> list[str]:
+    """The version labels of the lake's points in order (ordered_versions): the selected
+    points' (every series of the lake), or with `stored` the lake commit's stored points'
+    (history_selected may hold only some series, and a label's first appearance is the
+    lake's)."""
+    source = "layer_points" if stored else "history_selected"
     rows = con.execute(
-        "SELECT version, min(first_observed) FROM history_selected WHERE version IS NOT NULL "
+        f"SELECT version, min(first_observed) FROM {source} WHERE version IS NOT NULL "
         "GROUP BY version"
-    ).fetchall()
+    ).fetchall()  # fixed names
     return ordered_versions(rows)
 
 
@@ -178,19 +220,33 @@ SHOWN_COLUMNS = (
 STORED_COLUMNS = (
     "cp_latency_pvalue", "cp_speedup_pvalue", "quiet_latency_pvalue", "quiet_speedup_pvalue",
 )  # fmt: skip
+# what a question about some series reads of their stored points (every column: 0.3 s for a
+# kernel's 25k points at 1M runs, the digests costing most): what the points and the answers
+# read, and every column a query's clauses name (query/compile.py where_of)
+CLAUSE_COLUMNS = ("kernel", "environment_digest", "pass", "dtype", "shape", "axes", "provider")
+_SOME = ", ".join(
+    dict.fromkeys(SELECTED_COLUMNS + STORED_COLUMNS + SHOWN_COLUMNS + CLAUSE_COLUMNS + ("run_ids",))
+)
 
 
 def fetch_points(
-    con: duckdb.DuckDBPyConnection, order: list[str], by_run: bool, stored: bool = False
+    con: duckdb.DuckDBPyConnection,
+    order: list[str],
+    by_run: bool,
+    stored: bool = False,
+    extra: tuple[str, ...] = (),
+    with_text: bool = True,
 ) -> Columns:
     """The points of every selected series, in series and point order, as numpy columns
     (NULL numbers as NaN, NULL text as None); the text columns only for the series that hold a
-    point the query selects or a new run (None or NaN elsewhere). stored: with their stored
-    change points."""
-    analysis = ANALYSIS_COLUMNS + STORED_COLUMNS if stored else ANALYSIS_COLUMNS
+    point the query selects or a new run (None or NaN elsewhere; none without `with_text`). stored:
+    with their stored change points; extra: more columns of history_points (fixed names)."""
+    analysis = ANALYSIS_COLUMNS + (STORED_COLUMNS if stored else ()) + extra
     points = fetch_numpy(
         con, f"SELECT {', '.join(analysis)} FROM history_points(?, ?, false)", [order, by_run]
     )  # fixed names; in series and point order
+    if not with_text:
+        return points
     shown = fetch_numpy(
         con,
         f"SELECT p.series_key, p.point_index, {', '.join('p.' + c for c in SHOWN_POINT_COLUMNS)}, "
@@ -234,13 +290,56 @@ def _filled(values: Any) -> NDArray[Any]:
     return np.asarray(values)
 
 
-def analyse_lake(con: duckdb.DuckDBPyConnection, options: HistoryOptions) -> Analysis:
-    """Every series of history_selected (select_points: the whole lake), its points and its steps
-    judged together (one family)."""
-    # the stored change points were found in version order
+def stored_tests(con: duckdb.DuckDBPyConnection, options: HistoryOptions) -> bool:
+    """Whether the lake commit's stored tests (layer_step_tests) answer `options`: they hold
+    the main-branch series in version order."""
+    return options.by == "version" and stored_points(con, options)
+
+
+def analyse_lake(
+    con: duckdb.DuckDBPyConnection, options: HistoryOptions, some: bool = False
+) -> Analysis:
+    """The series of history_selected (select_points), their points and their steps judged
+    with the whole lake: `some` (a few series, select_points' `only`) with the lake commit's
+    stored tests (stored_correction), else history_selected is the whole lake and its steps
+    are the correction's family."""
     stored = options.by == "version" and stored_points(con, options)
-    points = fetch_points(con, version_order(con), options.by == "run", stored)
-    return Analysis(points, analyse(points, options.rules, stored))
+    points = fetch_points(con, version_order(con, stored), options.by == "run", stored)
+    tests = tests_of(points, options.rules, stored)
+    if some:
+        correction, scope = stored_correction(con)
+    else:
+        correction = Correction.of(*families(tests))
+        series = len(np.unique(points["series_key"])) if len(points["series_key"]) else 0
+        scope = Scope(series, len(points["series_key"]), len(correction.steps))
+    judge(points, tests, correction, options.rules)
+    return Analysis(points, tests.steps, scope)
+
+
+# the corrections of the lake commits read lately, by the files of their stored tests (a file is
+# never rewritten): a warm session corrects once per lake commit
+_CORRECTIONS: dict[tuple[str, ...], tuple[Correction, Scope]] = {}
+
+
+def stored_correction(con: duckdb.DuckDBPyConnection) -> tuple[Correction, Scope]:
+    """The correction over every test the lake commit `con` reads stored (layer_step_tests),
+    and its scope."""
+    files = con.execute(
+        "SELECT getvariable('layer_step_tests_files'), getvariable('layer_points_files')"
+    ).fetchall()[0]
+    key = tuple(str(f) for f in [*(files[0] or []), "|", *(files[1] or [])])
+    if key not in _CORRECTIONS:
+        family = "SELECT pvalue FROM layer_step_tests WHERE test = ?"
+        correction = Correction.of(
+            fetch_numpy(con, family, ["step"])["pvalue"],
+            fetch_numpy(con, family, ["change point"])["pvalue"],
+        )
+        row = con.execute(
+            "SELECT count(DISTINCT series_key), count(*) FROM stored_history_points()"
+        ).fetchall()[0]
+        _CORRECTIONS.clear()  # one lake commit at a time
+        _CORRECTIONS[key] = (correction, Scope(int(row[0]), int(row[1]), len(correction.steps)))
+    return _CORRECTIONS[key]
 
 
 def check_by(options: HistoryOptions) -> None:
@@ -258,12 +357,13 @@ def answer(
 ) -> Table:
     """`history` or a step verb over the runs that `clauses` select."""
     check_by(options)
-    select_points(con, clauses, params, options)
+    only = series_selected(clauses, params) if stored_tests(con, options) else None
+    some = select_points(con, clauses, params, options, only=only)
     if verb == "history":
         records = leaderboard_records(con, clauses, params, options)
         if records is not None:
             return records
-    lake = analyse_lake(con, options)
+    lake = analyse_lake(con, options, some)
     points = lake.points
     if verb == "history":
         table = history_table(points, lake.steps, options.by == "run")
@@ -272,8 +372,31 @@ def answer(
         # environment shifts of the others)
         shown = points["in_query"].astype(bool) & ~points["is_baseline"].astype(bool)
         table = steps_table(points, lake.steps, REGISTRY[verb].steps, shown, options.rules)
-    table.notes.extend(notes(points, lake.steps, options.rules, options.all_branches))
+    table.notes.extend(notes(lake.scope, options.rules, options.all_branches))
     return table
+
+
+def series_selected(
+    clauses: list[str],
+    params: list[Any],
+    new_runs: list[str] | None = None,
+    environments: list[str | None] | None = None,
+) -> tuple[str, list[Any]]:
+    """select_points' `only`: the series holding a stored point that `clauses` select (and,
+    given `new_runs` and their `environments`, that holds one of them: the environments prune
+    the points whose runs are looked at)."""
+    selected = " AND ".join(clauses) or "true"
+    if new_runs is None:
+        return f"SELECT series_key FROM stored_history_points() WHERE {selected}", list(params)
+    known = [e for e in environments or [] if e is not None]
+    anywhere = environments is None or None in environments
+    return (
+        "SELECT series_key FROM ("
+        f"  SELECT series_key, unnest(run_ids) AS run_id FROM stored_history_points() "
+        f"  WHERE {selected} AND (? OR list_contains(?::VARCHAR[], environment_digest))) "
+        "SEMI JOIN (SELECT unnest(?::VARCHAR[]) AS run_id) AS new USING (run_id)",
+        [*params, anywhere, known, new_runs],
+    )  # fixed clauses; the values are parameters
 
 
 # the runs history_records() reads (sql/views/history_points.sql), `in_query` as for the points

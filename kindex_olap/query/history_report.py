@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 from kindex_olap.labels import gpu_label
 from kindex_olap.natural import natural_key
 from kindex_olap.query import changepoints as cp
+from kindex_olap.query.correction import Scope
 from kindex_olap.query.steps import Columns, Rules, Steps
 
 
@@ -190,12 +191,10 @@ def step_row(points: Columns, s: Steps, j: int, value: NDArray[Any]) -> tuple[An
     )  # fmt: skip
 
 
-def notes(points: Columns, steps: list[Steps], rules: Rules, all_branches: bool) -> list[str]:
+def notes(scope: Scope, rules: Rules, all_branches: bool) -> list[str]:
     """What was tested and how, for stderr."""
-    series = len(np.unique(points["series_key"])) if len(points["series_key"]) else 0
-    tested = sum(int(s.comparable.sum()) for s in steps)
     out = [
-        f"history: {series} series of the lake, {len(points['series_key'])} points, {tested} "
+        f"history: {scope.series} series of the lake, {scope.points} points, {scope.tests} "
         f"steps tested together (latency and speedup); flagged: change > {rules.threshold:.0%} "
         f"and Benjamini-Hochberg q <= {rules.q_level:g}; change points (E-Divisive) in series "
         f"of {cp.MIN_POINTS}+ points"

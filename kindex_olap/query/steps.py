@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kindex_olap.query import changepoints as cp
+from kindex_olap.query.correction import Correction
 
 THRESHOLD = 0.05  # a change smaller than 5 % is never flagged
 # Benjamini-Hochberg level: a false discovery rate of 1 % over every step of the lake
@@ -208,11 +209,9 @@ def change_points_of(points: Columns, values: str) -> tuple[NDArray[Any], NDArra
     return found, quiet
 
 
-def changepoint_tests(
-    points: Columns, steps: Steps, found: NDArray[Any], quiet: NDArray[Any]
-) -> list[float]:
+def changepoint_tests(points: Columns, steps: Steps, found: NDArray[Any]) -> None:
     """Mark the steps into a point where a change point starts (change_points_of: `found`)
-    with its p-value; return the p-values of the series tested without one (`quiet`)."""
+    with its p-value."""
     key = points["series_key"]
     bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
     length = np.repeat(np.diff(bounds), np.diff(bounds))  # each point's series length
@@ -227,23 +226,35 @@ def changepoint_tests(
         steps.cp_note[i] = (
             f"change point (E-Divisive, p={found[point]:.2g}, {length[point]} points)"
         )
-    return [float(p) for p in quiet[np.isfinite(quiet)].tolist()]
 
 
-def judge(points: Columns, all_steps: list[Steps], quiet: list[float], rules: Rules) -> None:
-    """Two Benjamini-Hochberg corrections over every step given (the whole lake): one over the
-    step tests, one over the change points (one test per series of MIN_POINTS+ points: its
-    change points' p-values, or its strongest split's). A step at a change point is flagged by
-    either. Then each step's verdict."""
-    tested = [s.comparable & np.isfinite(s.pvalue) for s in all_steps]
-    step_q = _adjust([s.pvalue for s in all_steps], tested, [])
-    cp_q = _adjust(
-        [s.cp_pvalue for s in all_steps],
-        [t & s.changepoint for s, t in zip(all_steps, tested, strict=True)],
-        quiet,
-    )
-    for steps, sq, cq in zip(all_steps, step_q, cp_q, strict=True):
-        steps.qvalue = np.minimum(sq, cq)
+def tested(steps: Steps) -> NDArray[np.bool_]:
+    """The steps the correction counts: comparable, with a p-value."""
+    return np.asarray(steps.comparable & np.isfinite(steps.pvalue))
+
+
+def families(tests: Tests) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The p-values of both families of `tests` (query/correction.py): every tested step's; and
+    the change points' (each tested step at a change point, and each series tested without one:
+    its strongest split, which counts as a test and flags nothing)."""
+    step_p = [s.pvalue[tested(s)] for s in tests.steps]
+    cp_p = [s.cp_pvalue[tested(s) & s.changepoint] for s in tests.steps]
+    quiet = [values[np.isfinite(values)] for values in tests.quiet.values()]
+    empty = np.zeros(0)
+    return np.concatenate([*step_p, empty]), np.concatenate([*cp_p, *quiet, empty])
+
+
+def judge(points: Columns, tests: Tests, correction: Correction, rules: Rules) -> None:
+    """Each step's q-value from the correction of its families (the whole lake's: a step at a
+    change point is flagged by either), then its verdict."""
+    for steps in tests.steps:
+        checked = tested(steps)
+        at_point = checked & steps.changepoint
+        step_q = np.ones(len(steps.to))
+        step_q[checked] = correction.steps.qvalues_of(steps.pvalue[checked])
+        cp_q = np.ones(len(steps.to))
+        cp_q[at_point] = correction.change_points.qvalues_of(steps.cp_pvalue[at_point])
+        steps.qvalue = np.minimum(step_q, cp_q)
         bound = np.log1p(rules.per_point(points["kernel"])[steps.to])
         steps.verdict = _verdicts(steps, bound, rules.q_level)
 
@@ -270,39 +281,40 @@ def _verdicts(steps: Steps, bound: NDArray[Any], q_level: float) -> list[str]:
     return list(chosen.tolist())
 
 
-def _adjust(
-    pvalues: list[NDArray[np.float64]], tested: list[NDArray[np.bool_]], extra: list[float]
-) -> list[NDArray[np.float64]]:
-    """Benjamini-Hochberg over the tested entries of every array (and `extra` p-values that
-    count as tests but flag nothing); untested entries get q = 1."""
-    chosen = [p[t] for p, t in zip(pvalues, tested, strict=True)]
-    adjusted = cp.benjamini_hochberg(np.concatenate([*chosen, np.asarray(extra, dtype=float)]))
-    out, offset = [], 0
-    for p, t in zip(pvalues, tested, strict=True):
-        q = np.ones(len(p))
-        q[t] = adjusted[offset : offset + int(t.sum())]
-        offset += int(t.sum())
-        out.append(q)
-    return out
+@dataclass
+class Tests:
+    """Every step of some series tested (latency and speedup), not yet corrected; quiet: per
+    series kind, each point's p-value of its series' strongest split where the series was
+    tested for change points without finding one (NaN elsewhere)."""
+
+    steps: list[Steps]
+    quiet: dict[str, NDArray[np.float64]]
 
 
-def analyse(points: Columns, rules: Rules, stored: bool = False) -> list[Steps]:
-    """Latency and speedup steps of every series given, tested and judged together. stored:
-    the points carry their series' change points (cp_* and quiet_* columns, in version order:
+def tests_of(points: Columns, rules: Rules, stored: bool = False) -> Tests:
+    """Latency and speedup steps of every series given, each tested on its own. stored: the
+    points carry their series' change points (cp_* and quiet_* columns, in version order:
     layer_points) instead of testing them here."""
     latency = latency_steps(points, rules)
     speedup = speedup_steps(points)
-    quiet = []
+    quiet = {}
     for steps, values in ((latency, "log_mean"), (speedup, "speedup_log_mean")):
         if stored:
             found = points[f"cp_{steps.series}_pvalue"].astype(float)
             untested = points[f"quiet_{steps.series}_pvalue"].astype(float)
         else:
             found, untested = change_points_of(points, values)
-        quiet += changepoint_tests(points, steps, found, untested)
-    both = [latency, speedup]
-    judge(points, both, quiet, rules)
-    return both
+        changepoint_tests(points, steps, found)
+        quiet[steps.series] = untested
+    return Tests([latency, speedup], quiet)
+
+
+def analyse(points: Columns, rules: Rules, stored: bool = False) -> list[Steps]:
+    """Every step of the series given, tested and judged together (the series are the whole
+    lake: their own correction)."""
+    tests = tests_of(points, rules, stored)
+    judge(points, tests, Correction.of(*families(tests)), rules)
+    return tests.steps
 
 
 def is_insufficient(verdict: str) -> bool:

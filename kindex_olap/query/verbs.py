@@ -129,12 +129,14 @@ class VerbColumns:
     """`show`: default columns in order; `answer`: always kept (never folded, never dropped to
     fit); `keys`: the columns that tell rows apart, dropped to fit only as a last resort;
     `thin`: answer columns kept only when some row's value is not `None`/empty and is not in
-    `thin_ok` (evidence says where a side was timed once)."""
+    `thin_ok` (evidence says where a side was timed once); `tiebreak`: columns shown (after the
+    keys) only when the keys shown leave two rows alike (two runs of one case and version)."""
 
     show: tuple[str, ...]
     answer: tuple[str, ...] = ()
     keys: tuple[str, ...] = ()
     thin: tuple[str, ...] = ()
+    tiebreak: tuple[str, ...] = ()
 
 
 _GPU = ("gpu", "form_factor", "environment")
@@ -236,6 +238,7 @@ _COLUMNS: dict[str, VerbColumns] = {
         ),
         answer=("median_ms",),
         keys=("kernel", "pass", "gpu", "environment", "shape", "provider", "version"),
+        tiebreak=("observed_at",),
     ),
     "runs": VerbColumns(
         show=(

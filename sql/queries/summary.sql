@@ -25,6 +25,7 @@ cases AS (
 gathered AS (
     SELECT kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
            baseline, candidate,
+           bool_and(baseline_is_reference) AS baseline_is_reference,
            string_agg(DISTINCT baseline_rule, ', ' ORDER BY baseline_rule) AS baseline_rule,
            count(*) AS cases,
            min(speedup) AS min_speedup,

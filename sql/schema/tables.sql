@@ -430,6 +430,7 @@ CREATE TABLE layer_summary (
     statistic          VARCHAR,
     baseline           VARCHAR,
     candidate          VARCHAR,
+    baseline_is_reference BOOLEAN,
     baseline_rule      VARCHAR,
     cases              BIGINT,
     min_speedup        DOUBLE,
@@ -496,4 +497,20 @@ CREATE TABLE layer_speedups (
     evidence              VARCHAR,
     candidate_ns          DOUBLE,
     baseline_ns           DOUBLE
+);
+
+-- Layer: every step of every history series tested on its own (latency and speedup steps in
+-- version order, main-branch runs), one row per test the lake's Benjamini-Hochberg correction
+-- counts (kindex_olap.layers.step_tests): test 'step' (a step's change, its p-value from the
+-- two points' noise) or 'change point' (a tested step where a change point starts, or a series
+-- tested for change points without one: its strongest split). Depends on each series and its
+-- environment's floors only; query/correction.py corrects over every row at read time, so a
+-- question about a few series judges them as the whole lake would. No series key: it is a hash
+-- (UBIGINT), which Delta cannot hold (layer_points hashes its keys at read time); the
+-- correction needs only each family's p-values.
+CREATE TABLE layer_step_tests (
+    environment_digest VARCHAR,
+    series             VARCHAR,
+    test               VARCHAR,
+    pvalue             DOUBLE
 );

@@ -204,7 +204,9 @@ everywhere AS (
     FROM lake_pairs
 ),
 env AS (
-    SELECT environment_digest, any_value(product) AS gpu, any_value(form_factor) AS form_factor,
+    SELECT environment_digest,
+           kindex_gpu_label(any_value(product), any_value(form_factor)) AS gpu,
+           any_value(form_factor) AS form_factor,
            any_value(name) AS environment
     FROM environments GROUP BY environment_digest
 ),

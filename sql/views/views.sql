@@ -38,6 +38,15 @@
 -- latest-run ranking, the reference-provider window and the pair self-join. NULL: no filter.
 -- Every filtered column is a comparability key, so filtering first never changes a pair.
 
+-- A GPU as people name it, its model: the product and its form factor ("NVIDIA H100 PCIe",
+-- "NVIDIA H100 80GB HBM3": one product, two models). Every view's `gpu` column is this label,
+-- so that grouping by gpu never pools two models; form_factor stays a column of its own. A
+-- label that ends with its form factor already is kept (the macro applies to a label twice
+-- without harm). The one place the label is built in SQL; Python's is kindex_olap.labels.
+CREATE OR REPLACE MACRO kindex_gpu_label(gpu, form_factor) AS
+    CASE WHEN coalesce(form_factor, '') = '' OR ends_with(gpu, ' ' || form_factor) THEN gpu
+         ELSE concat_ws(' ', gpu, form_factor) END;
+
 -- One row per run with its dimensions, whatever its metric; also the run's latency p20/p80
 -- (kindex_latency's input). Dimension tables may hold a digest more than once (re-ingested
 -- documents), hence the any_value lookups. The kernel of a run is its workload's operation,
@@ -82,7 +91,7 @@ SELECT
     r.pass,
     coalesce(i.provider, r.provider) AS provider,
     coalesce(i.display_name, r.display_name) AS implementation,
-    e.product AS gpu,
+    kindex_gpu_label(e.product, e.form_factor) AS gpu,
     e.form_factor,
     e.architecture AS gpu_arch,
     e.name AS environment,
@@ -183,11 +192,6 @@ CREATE OR REPLACE MACRO kindex_fastest_implementation(implementation_digest, lab
     arg_min({'digest': implementation_digest, 'label': label},
             (value, implementation_digest, label))
         FILTER (WHERE value > 0);
-
--- A GPU as people name it: the product and its form factor ("NVIDIA H100 PCIe"). The one place
--- the label is built in SQL (history's records, the empty-answer explanation); Python's is
--- kindex_olap.natural.gpu_label.
-CREATE OR REPLACE MACRO kindex_gpu_label(gpu, form_factor) AS concat_ws(' ', gpu, form_factor);
 
 -- Nanoseconds per unit of a time unit; NULL for any other unit (bytes, tokens/s, ...).
 CREATE OR REPLACE MACRO kindex_time_unit_ns(unit) AS
@@ -436,25 +440,20 @@ WHERE metric = 'memory' AND candidate_value > 0 AND baseline_value > 0;
 CREATE OR REPLACE VIEW memory_ratios AS
 SELECT * FROM memory_ratios_for(NULL, NULL, NULL);
 
--- Per kernel x pass x GPU environment x metric x statistic x baseline x candidate, default
--- pairing (newest runs). Metrics and statistics are never pooled: a KernelBot leaderboard's
--- score and latency cells are the same submissions measured two ways.
+-- Per kernel x pass x GPU environment x metric x statistic x baseline x candidate, the newest
+-- runs of every pair: the summary verb's query (sql/queries/summary.sql: the geometric mean over
+-- shapes, its bootstrap interval and verdict), so that the view and `kindex query summary` say
+-- the same. Metrics and statistics are never pooled: a KernelBot leaderboard's score and latency
+-- cells are the same submissions measured two ways.
 CREATE OR REPLACE VIEW speedup_summary AS
 SELECT
     kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
-    baseline, candidate,
-    bool_and(baseline_is_reference) AS baseline_is_reference,
-    string_agg(DISTINCT baseline_rule, ', ' ORDER BY baseline_rule) AS baseline_rule,
-    count(*) AS cases,
-    geomean(speedup) AS geomean_speedup,
-    min(speedup) AS min_speedup,
-    max(speedup) AS max_speedup,
-    avg(CASE WHEN verdict = 'faster' THEN 1.0 ELSE 0.0 END) AS share_faster,
-    count(*) FILTER (WHERE verdict = 'within noise') AS within_noise
-FROM speedups
-WHERE pairing = 'latest'
-GROUP BY kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
-         baseline, candidate;
+    baseline, candidate, baseline_is_reference, baseline_rule, cases, geomean_speedup,
+    min_speedup, max_speedup, share_faster, within_noise, geomean_lo, geomean_hi, verdict,
+    single_timings
+FROM (
+-- @include queries/summary.sql {cases} = SELECT * FROM speedups WHERE pairing = 'latest'
+) AS summarized;
 
 -- History (per version and run, with the nearest baseline run): sql/views/history.sql.
 -- @include views/history.sql

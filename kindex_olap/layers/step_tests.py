@@ -1,0 +1,75 @@
+"""The step tests layer: every step of every history series tested on its own, stored per lake
+commit (layer_step_tests, sql/schema/tables.sql).
+
+A step's test (its p-value, query/steps.py) reads its series' two points and their noise, which
+reads its environment's floors; a change point's reads its series alone (stored with the
+points, kindex_olap.layers.points). Nothing in either depends on another environment, so an
+ingest tests again the environments whose points or floors it changed and keeps the others'
+files. What depends on the whole lake, the Benjamini-Hochberg correction over every test, is
+computed at read time from these rows (query/correction.py, query/history.py
+stored_correction): a question about a few series then reads their points and the lake's
+p-values instead of testing every series of the lake again (5 s at 1M runs).
+"""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+
+from kindex_olap.lake.transaction import Transaction, write_relation
+
+TABLE = "layer_step_tests"
+
+
+def write_step_tests(
+    con: duckdb.DuckDBPyConnection, tx: Transaction, environments: list[str] | None
+) -> int:
+    """Test every step of the main-branch series of the `environments` (None: every one) in
+    version order, over the lake commit whose layers `con` reads (its points and floors are
+    written into `tx` by now), and write the tests into `tx`. Returns the rows written."""
+    import pyarrow as pa
+
+    from kindex_olap.query.history import (
+        HistoryOptions,
+        fetch_points,
+        select_points,
+        version_order,
+    )
+    from kindex_olap.query.steps import Rules, tested, tests_of
+
+    only = None
+    if environments is not None:
+        only = (
+            "SELECT series_key FROM stored_history_points() "
+            "WHERE list_contains(?::VARCHAR[], environment_digest)",
+            [environments],
+        )
+    select_points(con, [], [], HistoryOptions(), only=only)
+    points = fetch_points(
+        con, version_order(con, stored=True), False, True, ("environment_digest",), with_text=False
+    )
+    # the p-values do not depend on the rules' thresholds (they decide verdicts, at read time)
+    tests = tests_of(points, Rules(), stored=True)
+    parts: list[tuple[np.ndarray, str, str, np.ndarray]] = []  # (points, series, test, p)
+    for steps in tests.steps:
+        checked = tested(steps)
+        at_point = checked & steps.changepoint
+        parts.append((steps.to[checked], steps.series, "step", steps.pvalue[checked]))
+        parts.append((steps.to[at_point], steps.series, "change point", steps.cp_pvalue[at_point]))
+    for series, quiet in tests.quiet.items():
+        found = np.flatnonzero(np.isfinite(quiet))
+        parts.append((found, series, "change point", quiet[found]))
+    where = np.concatenate([p[0] for p in parts]).astype(np.intp)
+    table = pa.table(
+        {
+            "environment_digest": pa.array(points["environment_digest"][where], pa.string()),
+            "series": pa.array(np.repeat([p[1] for p in parts], [len(p[0]) for p in parts])),
+            "test": pa.array(np.repeat([p[2] for p in parts], [len(p[0]) for p in parts])),
+            "pvalue": pa.array(np.concatenate([p[3] for p in parts]), pa.float64()),
+        }
+    )
+    partitions: set[str | None] | None = None if environments is None else set(environments)
+    write_relation(
+        tx, TABLE, con.from_arrow(table), replace=environments is None, partitions=partitions
+    )
+    return int(table.num_rows)
