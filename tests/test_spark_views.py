@@ -58,10 +58,16 @@ def spark_rows(spark: Any, sql: str) -> tuple[list[str], Counter[tuple[Any, ...]
     return frame.columns, Counter(tuple(normal(v) for v in row) for row in rows)
 
 
+# speedup_summary is sql/queries/summary.sql over every newest pair: tests/test_spark_verbs.py
+# compares that query (the summary verb) on both engines; over the whole fixture lake it cost
+# 45 s of Spark, the CI's budget
+COMPARED_BY_THE_VERBS = ("speedup_summary",)
+
+
 def _views() -> list[str]:
     from kindex_olap.spark.generate import kindex_definitions
 
-    return [name for name, _ in kindex_definitions().views]
+    return [n for n, _ in kindex_definitions().views if n not in COMPARED_BY_THE_VERBS]
 
 
 @pytest.mark.parametrize("view", _views())
