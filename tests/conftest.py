@@ -79,6 +79,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
         elif _shares_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    # the Spark tests first: xdist hands out groups in collection order, and the Spark group
+    # (minutes on one worker) handed out last ran alone at the end of CI's run
+    items.sort(key=lambda item: item.get_closest_marker("spark") is None)
 
 
 def _shares_a_module_fixture(item: pytest.Item) -> bool:
