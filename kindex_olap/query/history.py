@@ -303,7 +303,7 @@ def analyse_lake(
     with the whole lake: `some` (a few series, select_points' `only`) with the lake commit's
     stored tests (stored_correction), else history_selected is the whole lake and its steps
     are the correction's family."""
-    stored = options.by == "version" and stored_points(con, options)
+    stored = stored_tests(con, options)
     points = fetch_points(con, version_order(con, stored), options.by == "run", stored)
     tests = tests_of(points, options.rules, stored)
     if some:
