@@ -100,6 +100,25 @@ def test_aliases_and_families(seeds_lake: Path) -> None:
     assert len(parse("runs b200", vocab).environments) == 1
 
 
+def test_an_implementation_spelled_with_the_other_separator_is_that_one(seeds_lake: Path) -> None:
+    """Liger's CSV spelled B200's implementations liger-cutedsl before liger_cutedsl: the
+    spelling a table prints names the implementation a lake holds in the other one; where both
+    spellings are in the lake, each names its own."""
+    vocab = load_vocabulary(connect(seeds_lake))
+    older = type(vocab)(
+        kernels=vocab.kernels, gpus=vocab.gpus, providers=("liger-cutedsl", "torch")
+    )
+    assert parse("speedup jsd liger_cutedsl vs torch", older).candidate == "liger-cutedsl"
+    both = type(vocab)(
+        kernels=vocab.kernels,
+        gpus=vocab.gpus,
+        providers=("liger-cutedsl", "liger_cutedsl", "torch"),
+    )
+    assert parse("speedup jsd liger_cutedsl vs torch", both).candidate == "liger_cutedsl"
+    with pytest.raises(QueryError, match="unknown implementation 'liger_cutile'"):
+        parse("speedup jsd liger_cutile vs torch", older)
+
+
 INJECTIONS = [
     "speedup jsd'; DROP VIEW runs; --",
     "speedup jsd vocab=1);DROP",

@@ -319,8 +319,10 @@ def _layout(
     shown, extra, table = _chosen(display_columns(columns, rows), spec, wide)
     keep = set(spec.answer) if spec else set()
     title: list[Column] = []
-    if len(rows) > 1 or (spec is not None and rows):
-        # only text folds: numbers are measurements of each row, and stay in the table
+    if spec is not None and rows:
+        # only a verb's text folds (numbers are measurements of each row, and stay in the
+        # table); `kindex sql` shows the columns its query asked for: a `null` column of
+        # DESCRIBE folded into a title line read "null YES"
         title = [
             c for c in shown if c.name not in keep and not c.numeric and len(set(c.values)) == 1
         ]

@@ -326,7 +326,12 @@ def is_family_name(name: str) -> bool:
 
 def _provider_or_none(word: str, vocab: Vocabulary) -> str | None:
     word = PROVIDER_ALIASES.get(word, word)
-    return word if any(in_family(p, word) for p in vocab.providers) else None
+    if any(in_family(p, word) for p in vocab.providers):
+        return word
+    # Liger's CSV spelled B200's implementations liger-cutedsl before liger_cutedsl: a name
+    # the lake holds only in the other spelling is that implementation
+    spelled = [p for p in vocab.providers if _underscored(p) == _underscored(word)]
+    return spelled[0] if len(spelled) == 1 else None
 
 
 def _provider(word: str, vocab: Vocabulary) -> str:
