@@ -73,7 +73,12 @@ def vacuum(
 def migrate(lake: LakeOption = None, lock_timeout: LockTimeoutOption = 600.0) -> None:
     """Bring a lake written by an older kindex up to date: convert kindex's pre-Delta format
     into Delta tables, and build the layers (the stored noise model) of a lake written before
-    them. Answers are the same before and after; they come faster after."""
+    them. Answers are the same before and after; they come faster after.
+
+    A change of meaning: `gpu` (every view's, and the `runs` view's, new) names the GPU model,
+    the product and its form factor (NVIDIA H100 PCIe and NVIDIA H100 80GB HBM3 apart), where
+    it named the product. Layers stored before it lack layer_step_tests, so they are read live
+    (with the new labels) until this command builds them again (docs/schema.md)."""
     from kindex_olap.lake.migrate import migrate as run_migrate
     from kindex_olap.lake.store import LEGACY_FORMAT, Lake, resolve_lake
     from kindex_olap.layers.build import build_missing

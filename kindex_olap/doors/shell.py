@@ -29,7 +29,7 @@ import duckdb
 from kindex_olap.atomic import atomic_path
 from kindex_olap.errors import ConfigError, from_duckdb
 from kindex_olap.lake.store import TABLES, Snapshot
-from kindex_olap.lake.tables import scan_sql
+from kindex_olap.lake.tables import scan_sql, stored_view
 from kindex_olap.query.engine import (
     VIEWS_FILE,
     quote_identifier,
@@ -49,8 +49,11 @@ _VIEW_NAME = re.compile(r"^CREATE OR REPLACE VIEW (\w+)", re.MULTILINE)
 
 
 def view_names() -> list[str]:
-    """The views: one per lake table, then those of sql/views/views.sql, in definition order."""
-    return [*TABLES, *_VIEW_NAME.findall(read_sql(VIEWS_FILE))]
+    """The views: one per lake table, then those of sql/views/views.sql, in definition order
+    (`runs` is the runs table with its GPU model; run_rows, the table as stored, is left out:
+    kindex's views read it)."""
+    views = _VIEW_NAME.findall(read_sql(VIEWS_FILE))
+    return [*TABLES, *(view for view in views if view not in TABLES)]
 
 
 def banner(snapshot: Snapshot) -> str:
@@ -192,7 +195,7 @@ def _materialize(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
         files = snapshot.files(table)
         if not snapshot.tables.get(table) and not Path(files[0]).is_file():
             continue  # a table newer than this lake, which has never held it
-        sql = f"CREATE TABLE {quote_identifier(table)} AS {scan_sql(table, '?')}"
+        sql = f"CREATE TABLE {quote_identifier(stored_view(table))} AS {scan_sql(table, '?')}"
         con.execute(sql, [files])
     for statement in statements(VIEWS_FILE):
         con.execute(statement)

@@ -58,6 +58,16 @@ PARTITIONED = {
     "layer_step_tests": ["environment_digest"],
 }
 
+# The view of a table's rows as stored, where the catalog shows the table under its own name
+# with more columns: the `runs` view adds each run's GPU model (sql/views/views.sql), and
+# kindex's own views read `run_rows`, which costs no join with environments.
+STORED_VIEW = {"runs": "run_rows"}
+
+
+def stored_view(table: str) -> str:
+    """Name of the view of `table`'s rows as stored (its own name for most tables)."""
+    return STORED_VIEW.get(table, table)
+
 
 def order_clause(table: str) -> str:
     """`ORDER BY ...` for a table's files (fixed vocabulary)."""

@@ -135,7 +135,7 @@ def _touched_environments(con: duckdb.DuckDBPyConnection, tx: Transaction) -> li
             continue
         con.execute(f"SET VARIABLE {_ADDED} = ?", [files]).fetchall()
         added = scan_sql(table, f"getvariable('{_ADDED}')")
-        sql = f"WITH added AS ({added}) SELECT DISTINCT environment_digest FROM runs WHERE {described}"
+        sql = f"WITH added AS ({added}) SELECT DISTINCT environment_digest FROM run_rows WHERE {described}"
         found |= {row[0] for row in con.execute(sql).fetchall()}
     if None in found:
         return None
@@ -169,7 +169,7 @@ def _floors_moved(con: duckdb.DuckDBPyConnection, touched: list[str]) -> list[st
 
 def _every_environment(con: duckdb.DuckDBPyConnection, touched: list[str]) -> bool:
     """Whether `touched` names every environment of the lake commit being made."""
-    sql = "SELECT count(DISTINCT environment_digest) FROM runs WHERE environment_digest IS NOT NULL"
+    sql = "SELECT count(DISTINCT environment_digest) FROM run_rows WHERE environment_digest IS NOT NULL"
     return len(set(touched)) >= int(con.execute(sql).fetchall()[0][0])
 
 

@@ -21,7 +21,7 @@ import duckdb
 from kindex_olap import duck
 from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.lake.store import LAYERS, TABLES, Lake, Snapshot, resolve_lake
-from kindex_olap.lake.tables import file_variable, scan_sql, set_files
+from kindex_olap.lake.tables import file_variable, scan_sql, set_files, stored_view
 from kindex_olap.query import catalog
 from kindex_olap.schema import column_types
 from kindex_olap.sqlfiles import read_sql, statements
@@ -66,7 +66,7 @@ def _table_view(table: str, snapshot: Snapshot) -> str:
         )
         return f"CREATE OR REPLACE VIEW {table} AS\nSELECT {columns} LIMIT 0"
     variable = f"getvariable('{file_variable(table)}')"
-    return f"CREATE OR REPLACE VIEW {table} AS\n{scan_sql(table, variable)}"
+    return f"CREATE OR REPLACE VIEW {stored_view(table)} AS\n{scan_sql(table, variable)}"
 
 
 def table_views(snapshot: Snapshot) -> str:

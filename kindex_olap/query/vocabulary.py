@@ -65,7 +65,7 @@ def read_vocabulary(con: duckdb.DuckDBPyConnection) -> Vocabulary:
     kernels = _column(
         con,
         "SELECT DISTINCT kernel FROM (SELECT operation AS kernel FROM workloads "
-        "UNION ALL SELECT kernel FROM runs) WHERE kernel IS NOT NULL ORDER BY kernel",
+        "UNION ALL SELECT kernel FROM run_rows) WHERE kernel IS NOT NULL ORDER BY kernel",
     )
     # a family: operations.family of the workload's OperationSpec, or the workload's family label
     families = con.execute(
@@ -82,7 +82,7 @@ def read_vocabulary(con: duckdb.DuckDBPyConnection) -> Vocabulary:
     providers = _column(
         con,
         "SELECT DISTINCT p FROM (SELECT provider AS p FROM implementations "
-        "UNION ALL SELECT provider FROM runs) WHERE p IS NOT NULL ORDER BY p",
+        "UNION ALL SELECT provider FROM run_rows) WHERE p IS NOT NULL ORDER BY p",
     )
     axes = _column(con, "SELECT DISTINCT unnest(map_keys(axes)) AS a FROM workloads ORDER BY a")
     return Vocabulary(

@@ -66,6 +66,7 @@ def register(
     only_for: a Spark query; only the views it reads are created (Spark analyses each view as it
     is created: 2-5 s apiece on 2 cores), for one question in a fresh session.
     """
+    from kindex_olap.lake.tables import stored_view
     from kindex_olap.query.engine import snapshot_of
     from kindex_olap.spark.generate import spark_views
     from kindex_olap.spark.lake import read_tables
@@ -78,7 +79,7 @@ def register(
     if only_for is not None:
         views = read_by(views, only_for)
     for table, frame in read_tables(spark, snapshot).items():
-        frame.createOrReplaceTempView(table)
+        frame.createOrReplaceTempView(stored_view(table))
     for name, select in views:
         spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {select}")
     if only_for is None:

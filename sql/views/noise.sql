@@ -62,7 +62,7 @@ declared AS (
            r.observed_at,
            coalesce(r.labels['kindex_code'], pv.git_commit,
                     r.labels['kindex_invocation']) AS declared_code
-    FROM runs r
+    FROM run_rows r
     LEFT JOIN (SELECT run_id, any_value(git_commit) AS git_commit
                FROM run_provenance GROUP BY run_id) pv USING (run_id)
     WHERE r.status = 'passed'
@@ -105,7 +105,7 @@ SELECT kernel, pass, provider, implementation_digest, workload_digest, environme
              'p20_ns': CASE WHEN metric = 'latency' THEN latency_p20_ns END,
              'p80_ns': CASE WHEN metric = 'latency' THEN latency_p80_ns END}
             ORDER BY observed_at, run_id DESC) AS timeline
-FROM runs JOIN run_code_for(environment_filter) c USING (run_id, environment_digest)
+FROM run_rows JOIN run_code_for(environment_filter) c USING (run_id, environment_digest)
 WHERE status = 'passed' AND value > 0 AND kindex_time_unit_ns(unit) IS NOT NULL
   AND (environment_filter IS NULL OR list_contains(environment_filter, environment_digest))
 GROUP BY kernel, pass, provider, implementation_digest, workload_digest, environment_digest,
@@ -174,7 +174,7 @@ CREATE OR REPLACE MACRO noise_model_for(environment_filter) AS TABLE
 WITH
 environment_classes AS (
     SELECT e.environment_digest, c.*
-    FROM (SELECT DISTINCT environment_digest FROM runs
+    FROM (SELECT DISTINCT environment_digest FROM run_rows
           WHERE kindex_time_unit_ns(unit) IS NOT NULL
             AND (environment_filter IS NULL
                  OR list_contains(environment_filter, environment_digest))) e
@@ -293,7 +293,7 @@ FROM (
     SELECT run_id, environment_digest, samples, value, latency_p20_ns AS p20,
            latency_p80_ns AS p80, value * kindex_time_unit_ns(unit) AS ns,
            kindex_latency_class_rank(value * kindex_time_unit_ns(unit)) AS class_rank
-    FROM runs
+    FROM run_rows
     WHERE status = 'passed' AND value > 0 AND kindex_time_unit_ns(unit) IS NOT NULL
       AND (environment_filter IS NULL OR list_contains(environment_filter, environment_digest))
 ) r

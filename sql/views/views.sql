@@ -47,6 +47,17 @@ CREATE OR REPLACE MACRO kindex_gpu_label(gpu, form_factor) AS
     CASE WHEN coalesce(form_factor, '') = '' OR ends_with(gpu, ' ' || form_factor) THEN gpu
          ELSE concat_ws(' ', gpu, form_factor) END;
 
+-- The runs table with each run's GPU model: `SELECT gpu, count(*) FROM runs GROUP BY ALL` is
+-- then one question. The table's rows as stored are the view run_rows (kindex_olap.lake.tables
+-- .STORED_VIEW), which every view below reads: DuckDB does not drop an unused LEFT JOIN, and
+-- this one would cost every scan of the runs a hash join with the environments.
+CREATE OR REPLACE VIEW runs AS
+SELECT r.*, e.gpu
+FROM run_rows r
+LEFT JOIN (SELECT environment_digest,
+                  kindex_gpu_label(any_value(product), any_value(form_factor)) AS gpu
+           FROM environments GROUP BY environment_digest) e USING (environment_digest);
+
 -- One row per run with its dimensions, whatever its metric; also the run's latency p20/p80
 -- (kindex_latency's input). Dimension tables may hold a digest more than once (re-ingested
 -- documents), hence the any_value lookups. The kernel of a run is its workload's operation,
@@ -71,12 +82,12 @@ WITH
                  any_value(timer) AS timer
           FROM protocols GROUP BY protocol_digest),
     r AS (
-        SELECT * FROM runs
+        SELECT * FROM run_rows
         WHERE (kernel_filter IS NULL OR list_contains(kernel_filter, kernel))
           AND (environment_filter IS NULL OR list_contains(environment_filter, environment_digest))
           AND (pass_filter IS NULL OR list_contains(pass_filter, pass))
         UNION ALL
-        SELECT * FROM runs
+        SELECT * FROM run_rows
         WHERE kernel_filter IS NOT NULL
           AND (kernel IS NULL OR NOT list_contains(kernel_filter, kernel))
           AND workload_digest IN (
