@@ -57,7 +57,7 @@ def _order(con: duckdb.DuckDBPyConnection, touched: list[str] | None, before: bo
     """The version order of the lake commit being made (the fresh points of the touched
     environments and the stored ones of the others), or with `before` of the lake commit
     before it (its stored points alone)."""
-    from kindex_olap.query.history import ordered_versions
+    from kindex_olap.query.stored import ordered_versions
 
     if before:
         source = "SELECT version, first_observed FROM layer_points"
@@ -87,7 +87,7 @@ def _compute(con: duckdb.DuckDBPyConnection, touched: list[str] | None) -> None:
     environments = touched
     if environments is None:
         rows = con.execute(
-            "SELECT DISTINCT environment_digest FROM runs ORDER BY 1 NULLS FIRST"
+            "SELECT DISTINCT environment_digest FROM run_rows ORDER BY 1 NULLS FIRST"
         ).fetchall()
         environments = [row[0] for row in rows]
     whole = not environments or environments[0] is None  # a run without one: no filter names it

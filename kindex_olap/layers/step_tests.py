@@ -29,18 +29,14 @@ def write_step_tests(
     written into `tx` by now), and write the tests into `tx`. Returns the rows written."""
     import pyarrow as pa
 
-    from kindex_olap.query.history import (
-        HistoryOptions,
-        fetch_points,
-        select_points,
-        version_order,
-    )
+    from kindex_olap.query.history import HistoryOptions, fetch_points, select_points
     from kindex_olap.query.steps import Rules, tested, tests_of
+    from kindex_olap.query.stored import version_order
 
     only = None
     if environments is not None:
         only = (
-            "SELECT series_key FROM stored_history_points() "
+            "SELECT series_key, kernel, environment_digest FROM stored_history_points() "
             "WHERE list_contains(?::VARCHAR[], environment_digest)",
             [environments],
         )

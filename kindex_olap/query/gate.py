@@ -42,7 +42,7 @@ from kindex_olap.query.history import (
     series_selected,
     stored_tests,
 )
-from kindex_olap.query.history_report import STEP_COLUMNS, row_order, step_row
+from kindex_olap.query.history_report import STEP_COLUMNS, sorted_rows, step_rows
 from kindex_olap.query.steps import (
     IMPROVEMENT,
     REGRESSION,
@@ -215,8 +215,8 @@ def check(
         for s, c, v in zip(lake.steps, chosen, verdicts, strict=True):
             value = points["median_ns"] / 1e6 if s.series == "latency" else points["speedup"]
             picked = c if only is None else c[v == only]
-            out += [step_row(points, s, int(j), value) for j in picked]
-        return sorted(out, key=row_order)
+            out += step_rows(points, s, np.asarray(picked, dtype=np.intp), value)
+        return sorted_rows(out)
 
     step = STEP_COLUMNS.index("step")
     regressions = rows(REGRESSION)
@@ -259,10 +259,10 @@ def new_runs(con: duckdb.DuckDBPyConnection, snapshot: Snapshot, since: str | No
         return _added_after(con, snapshot, int(text), log, f"runs added after lake commit {text}")
     moment = _as_date(text)
     if moment is not None:
-        observed = "SELECT run_id, environment_digest FROM runs WHERE observed_at > ?"
+        observed = "SELECT run_id, environment_digest FROM run_rows WHERE observed_at > ?"
         return _runs(con, observed, [moment], f"runs observed after {text}")
     later = _versions_after(con, text)
-    versions = "SELECT run_id, environment_digest FROM runs WHERE list_contains(?, version)"
+    versions = "SELECT run_id, environment_digest FROM run_rows WHERE list_contains(?, version)"
     return _runs(con, versions, [later], f"versions after {text}")
 
 
@@ -285,7 +285,7 @@ def _added_after(
 ) -> NewRuns:
     """The runs of `snapshot` that lake commit `commit` did not hold."""
     if commit <= 0:
-        return _runs(con, "SELECT run_id, environment_digest FROM runs", [], what)
+        return _runs(con, "SELECT run_id, environment_digest FROM run_rows", [], what)
     before = Lake(snapshot.lake).snapshot(str(commit))
     if all(c.operation in _APPENDS for c in log if c.number > commit):
         # the files added since hold exactly the new runs: read them, not every run id twice
@@ -304,7 +304,7 @@ def _added_after(
     con.execute("SET VARIABLE kindex_check_base_runs = ?", [before.files("runs")]).fetchall()
     return _runs(
         con,
-        "SELECT run_id, environment_digest FROM runs ANTI JOIN ("
+        "SELECT run_id, environment_digest FROM run_rows ANTI JOIN ("
         "SELECT run_id FROM read_parquet(getvariable('kindex_check_base_runs'))) USING (run_id)",
         [],
         what,
@@ -328,7 +328,7 @@ def _versions_after(con: duckdb.DuckDBPyConnection, version: str) -> list[str]:
     """The lake's version labels after `version` (PEP 440)."""
     from packaging.version import InvalidVersion, Version
 
-    labels = [r[0] for r in con.execute("SELECT DISTINCT version FROM runs").fetchall() if r[0]]
+    labels = [r[0] for r in con.execute("SELECT DISTINCT version FROM run_rows").fetchall() if r[0]]
     try:
         wanted = Version(version)
     except InvalidVersion as e:

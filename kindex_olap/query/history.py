@@ -15,7 +15,6 @@ sql/views/history_points.sql (points).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -28,6 +27,7 @@ from kindex_olap.query.correction import Correction, Scope
 from kindex_olap.query.engine import temporary
 from kindex_olap.query.history_report import Table, history_table, notes, steps_table
 from kindex_olap.query.steps import Columns, Rules, Steps, families, judge, tests_of
+from kindex_olap.query.stored import stored_correction, stored_counts, version_order
 from kindex_olap.query.verbs import REGISTRY
 from kindex_olap.sqlfiles import statements
 
@@ -77,16 +77,7 @@ def select_points(
     )  # fixed names and clauses; the values are parameters
     try:
         some = stored and only is not None and _few(con, only)
-        if some:  # a few series: read once
-            # their kernels and environments filter the files' row groups (a series key is a
-            # hash: 0.8 s to read a kernel's points at 1M runs by key alone, 0.2 s so)
-            con.execute(
-                f"CREATE OR REPLACE TEMP TABLE history_some_points AS SELECT {_SOME} "
-                "FROM stored_history_points() "
-                "WHERE kernel IN (SELECT kernel FROM history_some_series) "
-                "AND environment_digest IN (SELECT environment_digest FROM history_some_series) "
-                "AND series_key IN (SELECT series_key FROM history_some_series)"
-            ).fetchall()
+        if some:  # a few series: read once (_few)
             con.execute(
                 "CREATE OR REPLACE TEMP VIEW history_source AS SELECT * FROM history_some_points"
             ).fetchall()
@@ -117,32 +108,42 @@ def select_points(
         con.execute(sql, params).fetchall()
         # the noise model of every environment (computed once per connection)
         noise.materialize(con, None)
-        if not _has_macro(con, "history_points"):
+        if not _has_history_macros(con):
             # the macros are bound when defined: history_records reads this table's runs
             empty = _RECORD_RUNS.format(selected="true", branch="false")
             con.execute(empty).fetchall()
             for statement in statements("views/history_points.sql"):
                 con.execute(temporary(statement)).fetchall()
+            con.execute("SET VARIABLE kindex_history_macros = true").fetchall()
     except duckdb.Error as e:
         raise QueryError(f"history query failed: {e}") from e
     return some
 
 
 def _few(con: duckdb.DuckDBPyConnection, only: tuple[str, list[Any]]) -> bool:
-    """Put the series `only` selects into history_some_series; whether they hold at most half
-    the lake's points (more are read faster whole, and corrected with their own tests)."""
+    """Whether the series `only` selects are at most half the lake's series (more are read
+    faster whole, and corrected with their own tests); if so, read their stored points into
+    history_some_points. Their kernels and environments filter the files' row groups: a series
+    key is a hash, and reading a kernel's points by key alone took 0.8 s at 1M runs, 0.2 s so
+    (counting the series' points first, in a pass of their own, took as long again)."""
     con.execute(
         "CREATE OR REPLACE TEMP TABLE history_some_series AS "
         "SELECT series_key, any_value(kernel) AS kernel, "
-        "any_value(environment_digest) AS environment_digest, count(*) AS points "
-        f"FROM stored_history_points() WHERE series_key IN ({only[0]}) GROUP BY series_key",
+        "any_value(environment_digest) AS environment_digest "
+        f"FROM ({only[0]}) GROUP BY series_key",
         only[1],
     ).fetchall()  # fixed text; the values are parameters
-    row = con.execute(
-        "SELECT (SELECT coalesce(sum(points), 0) FROM history_some_series), "
-        "(SELECT count(*) FROM layer_points)"
-    ).fetchall()[0]
-    return bool(row[0] * 2 <= row[1])
+    chosen = con.execute("SELECT count(*) FROM history_some_series").fetchall()[0][0]
+    if chosen * 2 > stored_counts(con)[0]:
+        return False
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE history_some_points AS SELECT {_SOME} "
+        "FROM stored_history_points() "
+        "WHERE kernel IN (SELECT kernel FROM history_some_series) "
+        "AND environment_digest IN (SELECT environment_digest FROM history_some_series) "
+        "AND series_key IN (SELECT series_key FROM history_some_series)"
+    ).fetchall()
+    return True
 
 
 def stored_points(con: duckdb.DuckDBPyConnection, options: HistoryOptions) -> bool:
@@ -154,40 +155,11 @@ def stored_points(con: duckdb.DuckDBPyConnection, options: HistoryOptions) -> bo
     return bool(con.execute("SELECT getvariable('kindex_layers')").fetchall()[0][0])
 
 
-def _has_macro(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    row = con.execute(
-        "SELECT count(*) FROM duckdb_functions() WHERE function_name = ?", [name]
-    ).fetchone()
-    return bool(row and row[0])
-
-
-def version_order(con: duckdb.DuckDBPyConnection, stored: bool = False) -> list[str]:
-    """The version labels of the lake's points in order (ordered_versions): the selected
-    points' (every series of the lake), or with `stored` the lake commit's stored points'
-    (history_selected may hold only some series, and a label's first appearance is the
-    lake's)."""
-    source = "layer_points" if stored else "history_selected"
-    rows = con.execute(
-        f"SELECT version, min(first_observed) FROM {source} WHERE version IS NOT NULL "
-        "GROUP BY version"
-    ).fetchall()  # fixed names
-    return ordered_versions(rows)
-
-
-def ordered_versions(rows: list[tuple[str, datetime]]) -> list[str]:
-    """Version labels (with each one's first appearance) in PEP 440 order (0.5.10 after 0.5.9);
-    labels that do not parse come after, by first appearance."""
-    from packaging.version import InvalidVersion, Version
-
-    def key(row: tuple[str, datetime]) -> tuple[int, Any, datetime]:
-        try:
-            return (0, Version(row[0]), row[1])
-        except InvalidVersion:
-            return (1, None, row[1])
-
-    parsed = sorted((r for r in rows if key(r)[0] == 0), key=key)
-    other = sorted((r for r in rows if key(r)[0] == 1), key=lambda r: r[1])
-    return [r[0] for r in [*parsed, *other]]
+def _has_history_macros(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether `con` holds history_points.sql's macros (a variable: asking duckdb_functions()
+    took 20-90 ms a question)."""
+    row = con.execute("SELECT getvariable('kindex_history_macros')").fetchall()
+    return bool(row[0][0])
 
 
 # What history_selected holds of every point of the lake (the analysis is of the whole lake:
@@ -316,32 +288,6 @@ def analyse_lake(
     return Analysis(points, tests.steps, scope)
 
 
-# the corrections of the lake commits read lately, by the files of their stored tests (a file is
-# never rewritten): a warm session corrects once per lake commit
-_CORRECTIONS: dict[tuple[str, ...], tuple[Correction, Scope]] = {}
-
-
-def stored_correction(con: duckdb.DuckDBPyConnection) -> tuple[Correction, Scope]:
-    """The correction over every test the lake commit `con` reads stored (layer_step_tests),
-    and its scope."""
-    files = con.execute(
-        "SELECT getvariable('layer_step_tests_files'), getvariable('layer_points_files')"
-    ).fetchall()[0]
-    key = tuple(str(f) for f in [*(files[0] or []), "|", *(files[1] or [])])
-    if key not in _CORRECTIONS:
-        family = "SELECT pvalue FROM layer_step_tests WHERE test = ?"
-        correction = Correction.of(
-            fetch_numpy(con, family, ["step"])["pvalue"],
-            fetch_numpy(con, family, ["change point"])["pvalue"],
-        )
-        row = con.execute(
-            "SELECT count(DISTINCT series_key), count(*) FROM stored_history_points()"
-        ).fetchall()[0]
-        _CORRECTIONS.clear()  # one lake commit at a time
-        _CORRECTIONS[key] = (correction, Scope(int(row[0]), int(row[1]), len(correction.steps)))
-    return _CORRECTIONS[key]
-
-
 def check_by(options: HistoryOptions) -> None:
     """Refuse an unknown --by."""
     if options.by not in ("version", "run"):
@@ -382,17 +328,18 @@ def series_selected(
     new_runs: list[str] | None = None,
     environments: list[str | None] | None = None,
 ) -> tuple[str, list[Any]]:
-    """select_points' `only`: the series holding a stored point that `clauses` select (and,
-    given `new_runs` and their `environments`, that holds one of them: the environments prune
-    the points whose runs are looked at)."""
+    """select_points' `only`: a row (series key, kernel, environment) per stored point that
+    `clauses` select (and, given `new_runs` and their `environments`, per new run such a
+    point holds: the environments prune the points whose runs are looked at)."""
     selected = " AND ".join(clauses) or "true"
+    series = "series_key, kernel, environment_digest"
     if new_runs is None:
-        return f"SELECT series_key FROM stored_history_points() WHERE {selected}", list(params)
+        return f"SELECT {series} FROM stored_history_points() WHERE {selected}", list(params)
     known = [e for e in environments or [] if e is not None]
     anywhere = environments is None or None in environments
     return (
-        "SELECT series_key FROM ("
-        f"  SELECT series_key, unnest(run_ids) AS run_id FROM stored_history_points() "
+        f"SELECT {series} FROM ("
+        f"  SELECT {series}, unnest(run_ids) AS run_id FROM stored_history_points() "
         f"  WHERE {selected} AND (? OR list_contains(?::VARCHAR[], environment_digest))) "
         "SEMI JOIN (SELECT unnest(?::VARCHAR[]) AS run_id) AS new USING (run_id)",
         [*params, anywhere, known, new_runs],
