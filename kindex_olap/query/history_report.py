@@ -27,18 +27,6 @@ class Table:
     notes: list[str] = field(default_factory=list)
 
 
-def _gpu(points: Columns, i: Any) -> str:
-    return gpu_label(points["gpu"][i], points["form_factor"][i])
-
-
-def _ms(value: float) -> float | None:
-    return None if not math.isfinite(value) else float(value) / 1e6
-
-
-def _num(value: float) -> float | None:
-    return None if not math.isfinite(value) else float(value)
-
-
 HISTORY_COLUMNS = {
     False: [
         "kernel", "pass", "gpu", "shape", "implementation", "version", "runs", "median_ms",
@@ -55,56 +43,55 @@ HISTORY_COLUMNS = {
 
 
 def history_table(points: Columns, steps: list[Steps], by_run: bool) -> Table:
-    """One row per selected point, with the steps into it."""
-    into = {s.series: _step_into(s, len(points["series_key"])) for s in steps}
-    rows = []
-    for i in np.flatnonzero(points["in_query"]):
-        change, verdict = _into(steps, into, "latency", int(i))
-        s_change, s_verdict = _into(steps, into, "speedup", int(i))
-        head = (
-            points["kernel"][i], points["pass"][i], _gpu(points, i), points["shape"][i],
-            points["provider"][i], points["version"][i],
-        )  # fmt: skip
-        tail = (
-            points["baseline"][i], _num(points["speedup"][i]), _num(change), _num(s_change),
-            verdict, s_verdict,
-        )  # fmt: skip
-        row: tuple[Any, ...]
-        if by_run:
-            row = (
-                *head, points["first_observed"][i].item(), int(points["runs"][i]),
-                _ms(points["median_ns"][i]), _ms(points["p20_ns"][i]), _ms(points["p80_ns"][i]),
-                *tail[:1], _ms(points["baseline_ns"][i]), *tail[1:],
-                points["commits"][i] or None, points["run_id"][i],
-            )  # fmt: skip
-        else:
-            row = (
-                *head, int(points["runs"][i]), _ms(points["median_ns"][i]),
-                _ms(points["p20_ns"][i]), _ms(points["p80_ns"][i]), _ms(points["min_ns"][i]),
-                _ms(points["max_ns"][i]), *tail, points["commits"][i] or None,
-                points["first_observed"][i].item(), points["last_observed"][i].item(),
-            )  # fmt: skip
-        rows.append(row)
-    rows.sort(key=lambda row: row_order(row[:5]))  # stable: each series' points stay in order
-    return Table(HISTORY_COLUMNS[by_run], rows)
+    """One row per selected point, with the steps into it; built from columns, as step rows
+    are (a kernel's history at 1M runs is 25k points)."""
+    shown = np.flatnonzero(points["in_query"])
+    n = len(points["series_key"])
+    change, verdict = _steps_into(steps, "latency", shown, n)
+    s_change, s_verdict = _steps_into(steps, "speedup", shown, n)
+    column: dict[str, list[Any]] = {
+        "kernel": points["kernel"][shown].tolist(),
+        "pass": points["pass"][shown].tolist(),
+        "gpu": _gpus(points, shown),
+        "shape": points["shape"][shown].tolist(),
+        "implementation": points["provider"][shown].tolist(),
+        "version": points["version"][shown].tolist(),
+        "observed_at": points["first_observed"][shown].tolist(),
+        "first_observed": points["first_observed"][shown].tolist(),
+        "last_observed": points["last_observed"][shown].tolist(),
+        "runs": [int(n) for n in points["runs"][shown].tolist()],
+        "baseline": points["baseline"][shown].tolist(),
+        "speedup": _nums(points["speedup"][shown]),
+        "change": _nums(change),
+        "speedup_change": _nums(s_change),
+        "verdict": verdict,
+        "speedup_verdict": s_verdict,
+        "commits": [c or None for c in points["commits"][shown].tolist()],
+        "commit": [c or None for c in points["commits"][shown].tolist()],
+    }
+    for name in ("median", "p20", "p80", "min", "max", "baseline"):
+        if f"{name}_ns" in points:
+            column[f"{name}_ms"] = _nums(points[f"{name}_ns"][shown] / 1e6)
+    if by_run:
+        column["run_id"] = points["run_id"][shown].tolist()
+    names = HISTORY_COLUMNS[by_run]
+    rows = list(zip(*(column[name] for name in names), strict=True))
+    # stable: each series' points stay in order
+    return Table(names, sorted_rows(rows, width=5))
 
 
-def _step_into(s: Steps, points: int) -> NDArray[np.intp]:
-    """Each point's step of `s` into it (-1: none)."""
-    out = np.full(points, -1, dtype=np.intp)
-    out[s.to] = np.arange(len(s.to))
-    return out
-
-
-def _into(
-    steps: list[Steps], into: dict[str, NDArray[np.intp]], series: str, point: int
-) -> tuple[float, str | None]:
-    """The ratio and verdict of the `series` step into `point` (NaN and None: none)."""
-    j = int(into[series][point])
-    if j < 0:
-        return math.nan, None
+def _steps_into(
+    steps: list[Steps], series: str, shown: NDArray[np.intp], points: int
+) -> tuple[NDArray[np.float64], list[str | None]]:
+    """The ratio and verdict of the `series` step into each point of `shown` (of `points`;
+    NaN and None: none)."""
     s = next(s for s in steps if s.series == series)
-    return float(s.ratio[j]), s.verdict[j]
+    step = np.full(points, -1, dtype=np.intp)
+    step[s.to] = np.arange(len(s.to))
+    j = step[shown]
+    ratio = np.full(len(j), np.nan)
+    ratio[j >= 0] = s.ratio[j[j >= 0]]
+    return ratio, [s.verdict[k] if k >= 0 else None for k in j.tolist()]
 
 
 STEP_COLUMNS = [
@@ -190,13 +177,13 @@ def steps_table(
     return Table(list(STEP_COLUMNS), sorted_rows(rows))
 
 
-def sorted_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """`rows` in row_order (stable), each distinct key computed once: rows share their
-    kernel, pass, GPU, shape and implementation with many others."""
+def sorted_rows(rows: list[tuple[Any, ...]], width: int = 6) -> list[tuple[Any, ...]]:
+    """`rows` in row_order of their first `width` values (stable), each distinct key computed
+    once: rows share their kernel, pass, GPU, shape and implementation with many others."""
     keys: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
     def key(row: tuple[Any, ...]) -> tuple[Any, ...]:
-        head = row[:6]
+        head = row[:width]
         found = keys.get(head)
         if found is None:
             found = keys[head] = row_order(head)
