@@ -18,6 +18,7 @@ commit, report.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -25,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kindex_olap.errors import ConfigError, IngestError
 from kindex_olap.ingestion.jobs import (
@@ -51,6 +52,9 @@ from kindex_olap.ingestion.stage import CHUNK_SEQ_STRIDE, ChunkResult, Reject
 from kindex_olap.lake.store import Lake, resolve_lake
 from kindex_olap.lake.transaction import Transaction, crashpoint, transaction
 from kindex_olap.layers import build as layers
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import Pool
 
 BATCH_RUNS = 25_000  # staged runs handed to DuckDB at a time (bounds memory)
 CHUNK_DOCUMENTS = 2_000  # documents per unit of work for a staging process
@@ -135,16 +139,55 @@ def ingest(
     root, lake_source = resolve_lake(lake)
     inputs = _checked_inputs(paths)
     report = IngestReport(lake=root, lake_source=lake_source)
-    with transaction(Lake(root), "ingest", timeout=lock_timeout, on_wait=on_wait) as tx:
-        work = _Ingest(tx, report, verify_digests, progress, follow_symlinks)
-        try:
-            work.run(inputs)
-            _commit(tx, report, started)
-        finally:
-            tx.duckdb = None
-            work.writer.close()
+    skipped: list[str] = []
+    found = _stat(discover_names(inputs, follow_symlinks=follow_symlinks, skipped=skipped))
+    report.warnings += [
+        f"skipped {path}: a symbolic link out of the input folder (--follow-symlinks reads it)"
+        for path in skipped
+    ]
+    with contextlib.ExitStack() as stack:
+        # The staging processes start before the lock, the lake's creation and the work
+        # database: their start (spawn and imports, 0.3-0.65 s) overlaps the parent's.
+        pool = _early_pool(found, stack)
+        with transaction(Lake(root), "ingest", timeout=lock_timeout, on_wait=on_wait) as tx:
+            work = _Ingest(tx, report, verify_digests, progress, pool)
+            try:
+                work.run(found)
+                _commit(tx, report, started)
+            finally:
+                tx.duckdb = None
+                work.writer.close()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _stat(paths: Iterable[str]) -> list[FileInfo]:
+    """(absolute path, size, mtime_ns) of every input file."""
+    found = []
+    for path in paths:
+        stat = os.stat(path)
+        found.append((path, stat.st_size, stat.st_mtime_ns))
+    return found
+
+
+def _workers() -> int:
+    return min(os.cpu_count() or 1, 8)
+
+
+def _early_pool(found: list[FileInfo], stack: contextlib.ExitStack) -> Pool | None:
+    """Staging processes for inputs big enough to share (PARALLEL_MIN_BYTES), ended when
+    `stack` closes (Ctrl-C included); None for small inputs, which are staged here. Inputs
+    found unchanged under the lock leave the pool unused."""
+    if sum(size for _, size, _ in found) < PARALLEL_MIN_BYTES or _workers() < 2:
+        return None
+    import multiprocessing
+
+    # spawn, not fork: the parent runs DuckDB threads by the time the pool works.
+    context = multiprocessing.get_context("spawn")
+    with main_script_hidden():
+        pool = context.Pool(_workers(), initializer=ignore_interrupts)
+    stack.callback(pool.terminate)
+    return pool
 
 
 def _checked_inputs(paths: Iterable[str | os.PathLike[str]] | None) -> list[Path]:
@@ -200,10 +243,10 @@ class _Ingest:
         report: IngestReport,
         verify: bool,
         progress: ProgressFn | None,
-        follow_symlinks: bool = False,
+        pool: Pool | None = None,
     ) -> None:
         self.tx = tx
-        self.follow_symlinks = follow_symlinks
+        self.pool = pool
         self.report = report
         self.verify = verify
         self.progress = progress
@@ -228,30 +271,24 @@ class _Ingest:
         self.bytes_total = 0
         self.bytes_done = 0
 
-    def run(self, inputs: list[Path]) -> None:
+    def run(self, found: list[FileInfo]) -> None:
         """The steps: find the changed files, stage them, write every table's rows."""
-        files, serving = self._find_files(inputs)
+        files, serving = self._find_files(found)
         self._stage(files)
         self._write(serving)
         self.writer.release()  # the commit and the layers' update run with the work tables gone
 
-    def _find_files(self, inputs: list[Path]) -> tuple[list[FileInfo], list[FileInfo]]:
+    def _find_files(self, found: list[FileInfo]) -> tuple[list[FileInfo], list[FileInfo]]:
         """The bundle files and the serving-run files not ingested as they are now."""
         from kindex_olap.ingestion.writer import ingested_files
 
         known_paths, self.known_hashes = ingested_files(self.tx.base, self.writer.con)
-        skipped: list[str] = []
-        names = discover_names(inputs, follow_symlinks=self.follow_symlinks, skipped=skipped)
-        files = self._changed_files(names, known_paths)
+        files = self._changed_files(found, known_paths)
         # Sizes that some other file has (in the lake, or among these inputs): only a file of
         # such a size can repeat another's bytes (see _big_file_parts).
         sizes = Counter(size for _, size, _ in files)
         self.shared_sizes = {size for size, _ in known_paths.values()}
         self.shared_sizes.update(size for size, count in sizes.items() if count > 1)
-        self.report.warnings += [
-            f"skipped {path}: a symbolic link out of the input folder (--follow-symlinks reads it)"
-            for path in skipped
-        ]
         bundles: list[FileInfo] = []
         serving: list[FileInfo] = []
         for file in files:
@@ -263,12 +300,13 @@ class _Ingest:
         hand the staged runs to DuckDB in batches."""
         self.files_total = len(files)
         self.bytes_total = sum(size for _, size, _ in files)
-        parallel = self.bytes_total >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) > 1
+        parallel = self.bytes_total >= PARALLEL_MIN_BYTES and self.pool is not None
         if parallel:
             self.writer.share_cpu()
         jobs = self._jobs(files)
-        if parallel:
-            self._run_parallel(jobs, min(os.cpu_count() or 1, 8))
+        if self.pool is not None and parallel:
+            self._run_parallel(jobs, self.pool)
+            self.writer.own_cpu()  # the last batch is flattened with the workers gone
         else:
             for job, weight in jobs:
                 self._absorb_job(weight, stage_job(job))
@@ -323,28 +361,19 @@ class _Ingest:
             self.report.documents += count
 
     def _changed_files(
-        self, paths: Iterable[str], known_paths: dict[str, tuple[int, int]]
+        self, found: list[FileInfo], known_paths: dict[str, tuple[int, int]]
     ) -> list[FileInfo]:
-        """(absolute path, size, mtime_ns) of every input not ingested as it is now."""
-        changed = []
-        for path in paths:
-            self.report.files_seen += 1
-            stat = os.stat(path)
-            if known_paths.get(path) == (stat.st_size, stat.st_mtime_ns):
-                self.report.files_unchanged += 1
-            else:
-                changed.append((path, stat.st_size, stat.st_mtime_ns))
+        """The inputs not ingested as they are now."""
+        self.report.files_seen += len(found)
+        changed = [file for file in found if known_paths.get(file[0]) != file[1:]]
+        self.report.files_unchanged += len(found) - len(changed)
         return changed
 
-    def _run_parallel(self, jobs: Iterator[tuple[Job, int]], workers: int) -> None:
-        import multiprocessing
-
-        # spawn, not fork: the parent already runs DuckDB threads.
-        context = multiprocessing.get_context("spawn")
+    def _run_parallel(self, jobs: Iterator[tuple[Job, int]], pool: Pool) -> None:
         weights: list[int] = []
         # Pool.imap reads its input as fast as it can: without a bound, a big file would be
         # read into the task queue whole while DuckDB is busy. A bounded number of jobs in flight.
-        in_flight = threading.BoundedSemaphore(workers * JOBS_IN_FLIGHT_PER_WORKER)
+        in_flight = threading.BoundedSemaphore(_workers() * JOBS_IN_FLIGHT_PER_WORKER)
 
         def bounded() -> Iterator[Job]:
             for job, weight in jobs:
@@ -352,7 +381,7 @@ class _Ingest:
                 weights.append(weight)
                 yield job
 
-        with main_script_hidden(), context.Pool(workers, initializer=ignore_interrupts) as pool:
+        with pool:  # ended once staged: idle workers would hold memory through the writes
             for number, result in enumerate(pool.imap(stage_job, bounded(), chunksize=1)):
                 in_flight.release()
                 self._absorb_job(weights[number], result)
