@@ -278,21 +278,26 @@ class Lake:
             raise ConfigError(f"--as-of {text}: the lake has no commit at or before it{first}")
         return before[-1]
 
+    def files_at(self, commit: LakeCommit, table: str) -> list[str]:
+        """`table`'s data files at lake commit `commit`: one table's log (a check needs only
+        the runs', and reading all 22 tables' logs cost 0.9 s at 1M runs)."""
+        version = commit.versions.get(table)
+        if version is None:
+            raise LakeError(f"lake commit {commit.number} records no version of {table}")
+        try:
+            return list(self.delta_table(table, version).file_uris())
+        except LakeError as e:
+            raise LakeError(
+                f"lake commit {commit.number} cannot be read: {e.message}",
+                hint="`kindex vacuum` may have removed the log or files of old commits",
+            ) from e
+
     def _snapshot_at(self, commit: LakeCommit) -> Snapshot:
         tables: dict[str, list[str]] = {}
         for table in TABLES:
-            version = commit.versions.get(table)
-            if version is None and table in LAYERS:
+            if commit.versions.get(table) is None and table in LAYERS:
                 continue  # a lake commit written before the layers: read live (has_layers)
-            if version is None:
-                raise LakeError(f"lake commit {commit.number} records no version of {table}")
-            try:
-                tables[table] = list(self.delta_table(table, version).file_uris())
-            except LakeError as e:
-                raise LakeError(
-                    f"lake commit {commit.number} cannot be read: {e.message}",
-                    hint="`kindex vacuum` may have removed the log or files of old commits",
-                ) from e
+            tables[table] = self.files_at(commit, table)
         return Snapshot(
             self.root,
             commit.number,

@@ -31,7 +31,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from kindex_olap.errors import ConfigError, QueryError
+from kindex_olap.errors import ConfigError, LakeError, QueryError
 from kindex_olap.lake.store import Lake, LakeCommit, Snapshot
 from kindex_olap.lake.tables import scan_sql
 from kindex_olap.query.history import (
@@ -286,11 +286,14 @@ def _added_after(
     """The runs of `snapshot` that lake commit `commit` did not hold."""
     if commit <= 0:
         return _runs(con, "SELECT run_id, environment_digest FROM run_rows", [], what)
-    before = Lake(snapshot.lake).snapshot(str(commit))
+    base = next((c for c in log if c.number == commit), None)
+    if base is None:
+        raise ConfigError(f"--since {commit}: the lake has no commit {commit}")
+    before = Lake(snapshot.lake).files_at(base, "runs")
     if all(c.operation in _APPENDS for c in log if c.number > commit):
         # the files added since hold exactly the new runs: read them, not every run id twice
         # (0.8 s at 1M runs)
-        held = set(before.files("runs"))
+        held = set(before)
         files = [f for f in snapshot.files("runs") if f not in held]
         if not files:
             return NewRuns([], [], what)
@@ -301,7 +304,15 @@ def _added_after(
             [],
             what,
         )
-    con.execute("SET VARIABLE kindex_check_base_runs = ?", [before.files("runs")]).fetchall()
+    gone = [path for path in before if not Path(path).exists()]
+    if gone:
+        raise LakeError(
+            f"lake commit {commit} can no longer be read ({len(gone)} of its runs files were "
+            f"removed, e.g. {gone[0]})",
+            hint="`kindex vacuum` removes the files of commits older than --retain",
+        )
+    base_files = before or [str(snapshot.lake / "_kindex" / "empty" / "runs.parquet")]
+    con.execute("SET VARIABLE kindex_check_base_runs = ?", [base_files]).fetchall()
     return _runs(
         con,
         "SELECT run_id, environment_digest FROM run_rows ANTI JOIN ("
