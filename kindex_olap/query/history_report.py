@@ -59,7 +59,7 @@ def history_table(points: Columns, steps: list[Steps], by_run: bool) -> Table:
         "observed_at": points["first_observed"][shown].tolist(),
         "first_observed": points["first_observed"][shown].tolist(),
         "last_observed": points["last_observed"][shown].tolist(),
-        "runs": [int(n) for n in points["runs"][shown].tolist()],
+        "runs": [int(count) for count in points["runs"][shown].tolist()],
         "baseline": points["baseline"][shown].tolist(),
         "speedup": _nums(points["speedup"][shown]),
         "change": _nums(change),
