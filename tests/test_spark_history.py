@@ -1,0 +1,104 @@
+"""The history verbs and `kindex check` on Spark answer as on DuckDB, on the same fixture lake:
+the points from sql/views/history.sql and history_points.sql generated as Spark SQL, each
+series' tests by query/steps.py under applyInArrow, the correction on the driver. Same rows
+(floats and q-values to 1e-9 relative, verdicts, rules and step ids equal), same notes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_spark_verbs import close
+from tests.test_spark_views import HASH_KEYS, duckdb_rows, spark_rows
+
+pytestmark = pytest.mark.spark
+
+# each verb once; changes and regressions of the whole lake; a leaderboard cell's history
+# (the record staircase)
+QUESTIONS = (
+    "history jsd h100",
+    "changes",
+    "regressions",
+    "improvements",
+    "history 001_fused_add_rmsnorm_h2048",
+)
+
+
+def same_rows(found: list[Any], duck: list[Any]) -> bool:
+    """Row for row, in order; where two series print alike (a KernelIndex suite's cases: the
+    same kernel, GPU, shape and implementation), DuckDB orders them by its series hash, which
+    Spark's differs from (by design): then as multisets."""
+    if len(found) != len(duck):
+        return False
+    if all(close(a, b) for a, b in zip(found, duck, strict=True)):
+        return True
+    pairs = zip(sorted(found, key=repr), sorted(duck, key=repr), strict=True)
+    return all(close(a, b) for a, b in pairs)
+
+
+@pytest.mark.parametrize("text", QUESTIONS)
+def test_history_verbs_answer_as_duckdb(spark: Any, spark_registered: Path, text: str) -> None:
+    from kindex_olap.query.run import run_query
+    from kindex_olap.spark.run import run_query as run_on_spark
+
+    duck = run_query(text, spark_registered)
+    found = run_on_spark(text, spark_registered, spark=spark)
+    assert found.columns == duck.columns
+    assert len(duck.rows) > 0, f"{text}: no rows on the fixture lake, nothing compared"
+    assert same_rows(found.rows, duck.rows), text
+    assert found.diagnostics == duck.diagnostics
+    assert found.verb == duck.verb
+
+
+@pytest.mark.parametrize("since", [None, "0"])
+def test_check_on_spark_is_duckdbs(spark: Any, spark_registered: Path, since: str | None) -> None:
+    """The gate's JSON document (every regression with its q-value, the counts), exit code and
+    summary; the default (the newest ingest's runs) and every run of the lake (--since 0)."""
+    from typer.testing import CliRunner
+
+    from kindex_olap.cli.app import app
+
+    args = ["check", "--lake", str(spark_registered), "-f", "json"]
+    args += [] if since is None else ["--since", since]
+    duck = CliRunner().invoke(app, args)
+    found = CliRunner().invoke(app, [*args, "--engine", "spark"])
+    assert duck.exit_code == 1, duck.output  # the fixture lake holds regressions
+    assert found.exit_code == duck.exit_code, found.output
+    expected, document = json.loads(duck.stdout), json.loads(found.stdout)
+    regressions = [tuple(r.values()) for r in document.pop("regressions")]
+    wanted = [tuple(r.values()) for r in expected.pop("regressions")]
+    assert wanted, "no regression on the fixture lake: nothing compared"
+    assert same_rows(regressions, wanted)
+    assert close(document, expected)
+    assert found.stderr == duck.stderr
+
+
+def test_history_points_are_duckdbs_and_a_planted_drift_is_caught(
+    spark: Any, spark_registered: Path
+) -> None:
+    """history_point_rows_for (history.sql) on Spark gives DuckDB's points of one environment,
+    and a copy of views.sql whose points take the mean of their runs instead of the median
+    gives other rows under the same column names."""
+    from kindex_olap.spark.generate import definitions, kindex_definitions, to_spark
+    from kindex_olap.sqlfiles import read_sql
+
+    _, env = duckdb_rows(spark_registered, "SELECT min(environment_digest) FROM runs")
+    environment = next(iter(env))[0]
+    select = f"SELECT * FROM history_point_rows_for(['{environment}'], false)"
+    columns = [n for n, _ in spark.sql(to_spark(select, kindex_definitions().macros)).dtypes]
+    kept = ", ".join(f"`{c}`" for c in columns if c not in HASH_KEYS)
+    sql = f"SELECT {kept} FROM ({select}) AS p"
+    _, duck = duckdb_rows(spark_registered, sql.replace("`", '"'))
+    _, found = spark_rows(spark, to_spark(sql, kindex_definitions().macros))
+    assert sum(duck.values()) > 10
+    assert found == duck
+
+    source = read_sql("views/views.sql")
+    planted = source.replace("median(value_ns) AS median_ns", "avg(value_ns) AS median_ns")
+    assert planted != source
+    _, drifted = spark_rows(spark, to_spark(sql, definitions(planted).macros))
+    assert sum(drifted.values()) == sum(duck.values())
+    assert drifted != duck
