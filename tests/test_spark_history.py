@@ -80,24 +80,28 @@ def test_history_points_are_duckdbs_and_a_planted_drift_is_caught(
     spark: Any, spark_registered: Path
 ) -> None:
     """history_point_rows_for (history.sql) on Spark gives DuckDB's points of one environment,
-    and a copy of views.sql whose points take the mean of their runs instead of the median
-    gives other rows under the same column names."""
+    and a copy of views.sql whose points name their commits by 9 characters, not 10, gives
+    other rows under the same column names."""
     from kindex_olap.spark.generate import definitions, kindex_definitions, to_spark
     from kindex_olap.sqlfiles import read_sql
 
-    _, env = duckdb_rows(spark_registered, "SELECT min(environment_digest) FROM runs")
+    _, env = duckdb_rows(
+        spark_registered,
+        "SELECT environment_digest FROM history_point_rows_for(NULL, false) "
+        "WHERE commits IS NOT NULL GROUP BY ALL ORDER BY count(*) DESC, 1 LIMIT 1",
+    )  # the environment with the most points measured at a known commit (Liger's)
     environment = next(iter(env))[0]
     select = f"SELECT * FROM history_point_rows_for(['{environment}'], false)"
     columns = [n for n, _ in spark.sql(to_spark(select, kindex_definitions().macros)).dtypes]
-    kept = ", ".join(f"`{c}`" for c in columns if c not in HASH_KEYS)
-    sql = f"SELECT {kept} FROM ({select}) AS p"
-    _, duck = duckdb_rows(spark_registered, sql.replace("`", '"'))
+    kept = ", ".join(f'"{c}"' for c in columns if c not in HASH_KEYS)
+    sql = f"SELECT {kept} FROM ({select}) AS p"  # DuckDB's SQL, generated for Spark below
+    _, duck = duckdb_rows(spark_registered, sql)
     _, found = spark_rows(spark, to_spark(sql, kindex_definitions().macros))
     assert sum(duck.values()) > 10
     assert found == duck
 
     source = read_sql("views/views.sql")
-    planted = source.replace("median(value_ns) AS median_ns", "avg(value_ns) AS median_ns")
+    planted = source.replace("left(git_commit, 10)", "left(git_commit, 9)")
     assert planted != source
     _, drifted = spark_rows(spark, to_spark(sql, definitions(planted).macros))
     assert sum(drifted.values()) == sum(duck.values())
