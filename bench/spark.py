@@ -5,7 +5,9 @@
 
 Needs the [spark] extra and Java 17. For each question: DuckDB's warm `run_query` (best of
 --repeat), Spark's first and warm answer (local[--cores]), and the rows. Also Spark's session
-start and `register` (creating the views). From two lakes' figures, the per-row cost of each
+start and `register` (creating the views), and `kindex check` (--check). A history verb's first
+answer on Spark computes every series' points and tests (cached for the session); warm, a
+question reads that cache. From two lakes' figures, the per-row cost of each
 engine is their slope (seconds per run between the two lakes) and the fixed cost their
 intercept; with E executors Spark's per-row cost divides by about E (the scans and shuffles
 spread; its fixed cost does not): the crossing is the run count where
@@ -22,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-DEFAULT = ("speedup jsd b200", "summary jsd", "latency jsd b200", "memory jsd", "noise")
+DEFAULT = ("speedup jsd b200", "summary jsd", "history jsd h100", "regressions jsd")
 
 
 def best(run: Any, repeat: int) -> tuple[float, Any]:
@@ -34,7 +36,9 @@ def best(run: Any, repeat: int) -> tuple[float, Any]:
     return min(times), result
 
 
-def measure(lake: str, questions: list[str], cores: int, repeat: int) -> dict[str, Any]:
+def measure(
+    lake: str, questions: list[str], cores: int, repeat: int, check: bool = False
+) -> dict[str, Any]:
     from kindex_olap.query.run import run_query
     from kindex_olap.spark.run import run_query as run_on_spark
     from kindex_olap.spark.session import local_session, register
@@ -59,8 +63,35 @@ def measure(lake: str, questions: list[str], cores: int, repeat: int) -> dict[st
             f"{first_s:7.2f} s  warm {warm_s:7.2f} s  ({warm_s / max(duck_s, 1e-9):5.0f}x)",
             flush=True,
         )
+    if check:
+        out["questions"]["check"] = _check(lake, spark, repeat)
     spark.stop()
     return out
+
+
+def _check(lake: str, spark: Any, repeat: int) -> dict[str, Any]:
+    """`kindex check` (the newest ingest's runs) on both engines."""
+    from kindex_olap.query.run import run_check
+    from kindex_olap.spark.run import run_check as check_on_spark
+
+    duck_s, duck = best(lambda: run_check("", lake), repeat)
+    first_s, _ = best(lambda: check_on_spark("", lake, spark=spark), 1)
+    warm_s, found = best(lambda: check_on_spark("", lake, spark=spark), repeat)
+    # the steps tested and the regressions found (the tests compare every field)
+    same = (found.tested_steps, len(found.regressions)) == (
+        duck.tested_steps,
+        len(duck.regressions),
+    )
+    print(
+        f"{'check':30} steps {duck.tested_steps:5}  duckdb {duck_s:7.3f} s  spark first "
+        f"{first_s:7.2f} s  warm {warm_s:7.2f} s  ({warm_s / max(duck_s, 1e-9):5.0f}x)  "
+        f"same counts: {same}",
+        flush=True,
+    )
+    return {
+        "rows": duck.tested_steps, "same_rows": same, "duckdb_s": duck_s,
+        "spark_first_s": first_s, "spark_warm_s": warm_s,
+    }  # fmt: skip
 
 
 def crossing(runs1: int, file1: Path, runs2: int, file2: Path, executors: int) -> None:
@@ -86,6 +117,7 @@ def main() -> None:
     parser.add_argument("--questions", nargs="*", default=list(DEFAULT))
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--check", action="store_true", help="also `kindex check`")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--crossing", nargs=4, metavar=("RUNS1", "FILE1", "RUNS2", "FILE2"))
     parser.add_argument("--executors", type=int, default=8)
@@ -94,7 +126,7 @@ def main() -> None:
         runs1, file1, runs2, file2 = args.crossing
         crossing(int(runs1), Path(file1), int(runs2), Path(file2), args.executors)
         return
-    figures = measure(args.lake, args.questions, args.cores, args.repeat)
+    figures = measure(args.lake, args.questions, args.cores, args.repeat, args.check)
     print(f"spark start {figures['start_s']:.1f} s, register {figures['register_s']:.1f} s")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))

@@ -49,6 +49,35 @@ def test_first_with_order_takes_the_first_of_that_order() -> None:
     assert out.endswith(", 1).v")
 
 
+def test_an_ordered_average_folds_in_that_order() -> None:
+    # sqlglot alone: AVG(CAST(LN(x) ORDER BY k AS DOUBLE)), which Spark cannot parse; Spark's
+    # own AVG would sum in its partitions' order (history.sql orders the sums: the same bits
+    # however the runs were ingested)
+    out = expression("avg(ln(x) ORDER BY k)")
+    assert out.startswith("AGGREGATE(FILTER(TRANSFORM(ARRAY_SORT(COLLECT_LIST(STRUCT(LN(x) AS v")
+    assert "acc.total / acc.n" in out
+    # Welford's update, as DuckDB's stddev_samp
+    out = expression("stddev_samp(x ORDER BY k)")
+    assert "acc.mean + (x - acc.mean) / (acc.n + 1) AS mean" in out
+    assert "SQRT(acc.m2 / (acc.n - 1))" in out
+
+
+def test_an_ordered_aggregate_without_a_rule_is_refused() -> None:
+    with pytest.raises(GenerationError, match="ordered sum"):
+        expression("sum(x ORDER BY k)")
+
+
+def test_every_history_macro_generates() -> None:
+    from kindex_olap.spark.generate import history_macros
+    from kindex_olap.spark.history import POINTS_SQL, points_sql
+
+    assert "AGGREGATE(" in points_sql(all_branches=False)
+    assert "ROW_NUMBER() OVER (PARTITION BY series_key" in to_spark(
+        POINTS_SQL, history_macros(), [["0.1", "0.2"], False]
+    )
+    assert "history_record_runs" in to_spark("SELECT * FROM history_records()", history_macros())
+
+
 def test_no_view_collects_a_list_without_sorting_it() -> None:
     for name, sql in spark_views():
         bare = [m.start() for m in re.finditer(r"COLLECT_LIST\(", sql)]

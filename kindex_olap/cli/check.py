@@ -16,6 +16,7 @@ import typer
 
 from kindex_olap.cli.options import AllBranchesOption, ByOption, LakeOption
 from kindex_olap.cli.output import Format
+from kindex_olap.cli.query import Engine, EngineOption
 
 if TYPE_CHECKING:
     from kindex_olap.query.gate import CheckResult
@@ -68,6 +69,7 @@ def check(
             dir_okay=False,
         ),
     ] = None,
+    engine: EngineOption = Engine.duckdb,
 ) -> None:
     """Fail (exit 1) when a step into what is new is a regression: `kindex check`.
 
@@ -84,7 +86,12 @@ def check(
     rules = rules_for(threshold, q_level, gate_file)
     options = Options(all_branches=all_branches, by=by)
     accept = gate_file.accept if gate_file else ()
-    result = run_check(" ".join(filters or []), lake, since, options, rules, accept)
+    if engine is Engine.spark:
+        from kindex_olap.spark.run import run_check as run_on_spark
+
+        result = run_on_spark(" ".join(filters or []), lake, since, options, rules, accept)
+    else:
+        result = run_check(" ".join(filters or []), lake, since, options, rules, accept)
     _report(result, fmt)
     if not result.tested_steps:
         raise typer.Exit(NOTHING_TESTED)

@@ -35,6 +35,7 @@ from kindex_olap.errors import ConfigError, LakeError, QueryError
 from kindex_olap.lake.store import Lake, LakeCommit, Snapshot
 from kindex_olap.lake.tables import scan_sql
 from kindex_olap.query.history import (
+    Analysis,
     HistoryOptions,
     analyse_lake,
     check_by,
@@ -190,6 +191,14 @@ def check(
     only = series_selected(clauses, params, new.run_ids, new.environments) if tested else None
     some = select_points(con, clauses, params, options, new.run_ids, only)
     lake = analyse_lake(con, options, some)
+    return gate_result(lake, new.what, snapshot.id, options.rules, accept)
+
+
+def gate_result(
+    lake: Analysis, what: str, lake_commit: int, rules: Rules, accept: tuple[Accepted, ...]
+) -> CheckResult:
+    """The gate's verdict on an analysis whose is_new marks the points holding a new run (the
+    Spark engine's too)."""
     points = lake.points
     # the implementations measured against a baseline: a baseline's own steps are judged with
     # the rest (they make environment shifts) but do not fail a gate
@@ -229,7 +238,7 @@ def check(
         insufficient=sum(is_insufficient(str(v)) for v in every.tolist()),
         tested_steps=len(every),
         tested_series=len(series),
-        what=new.what, lake_commit=snapshot.id, rules=options.rules, rows_of=rows,
+        what=what, lake_commit=lake_commit, rules=rules, rows_of=rows,
     )  # fmt: skip
 
 

@@ -309,7 +309,11 @@ def answer(
         records = leaderboard_records(con, clauses, params, options)
         if records is not None:
             return records
-    lake = analyse_lake(con, options, some)
+    return answer_table(verb, analyse_lake(con, options, some), options)
+
+
+def answer_table(verb: str, lake: Analysis, options: HistoryOptions) -> Table:
+    """`history` or a step verb's table of an analysis (the Spark engine's too)."""
     points = lake.points
     if verb == "history":
         table = history_table(points, lake.steps, options.by == "run")

@@ -24,6 +24,8 @@ from kindex_olap.spark.rules import apply_rules, check_functions
 from kindex_olap.sqlfiles import read_sql
 
 VIEWS_FILE = "views/views.sql"
+# history's points: macros DuckDB defines per connection, once the table they read exists
+HISTORY_POINTS_FILE = "views/history_points.sql"
 _PARAM = "__kindex_param_{}"
 
 
@@ -60,6 +62,14 @@ def definitions(text: str) -> Definitions:
 def kindex_definitions() -> Definitions:
     """The definitions of sql/views/views.sql (noise.sql and history.sql included)."""
     return definitions(read_sql(VIEWS_FILE))
+
+
+@cache
+def history_macros() -> Macros:
+    """views.sql's macros and history_points.sql's (which read the temporary view
+    history_selected: spark/history.py)."""
+    both = [kindex_definitions().macros, definitions(read_sql(HISTORY_POINTS_FILE)).macros]
+    return Macros([m for ms in both for m in (*ms.scalar.values(), *ms.table.values())])
 
 
 def to_spark(sql: str, macros: Macros, params: Sequence[Any] = ()) -> str:

@@ -17,7 +17,9 @@ from kindex_olap.query.run import QueryResult
 from kindex_olap.spark.types import SparkSession
 
 if TYPE_CHECKING:
+    from kindex_olap.query.gate import Accepted, CheckResult
     from kindex_olap.query.shorthand import Query, Vocabulary
+    from kindex_olap.query.steps import Rules
 
 
 def run_query(
@@ -37,10 +39,7 @@ def run_query(
     vocab = _vocabulary(lake, as_of)
     query = parse(text, vocab)
     if query.verb in HISTORY_VERBS:
-        raise QueryError(
-            f"`{query.verb}` does not run on Spark yet (its steps are numpy over each series)",
-            hint="run it with the DuckDB engine (leave out --engine spark); docs/scale-out.md",
-        )
+        return _history(query, lake, options, as_of, spark)
     compiled = compile_query(query, options)
     sql = to_spark(compiled.sql, kindex_definitions().macros, compiled.params)
     result = collect(_session(lake, as_of, spark, sql), sql)
@@ -50,6 +49,106 @@ def run_query(
     if not result.rows:
         result.diagnostics.append("no rows (the DuckDB engine explains an empty answer)")
     return result
+
+
+def _history(
+    query: Query,
+    lake: str | os.PathLike[str] | None,
+    options: Options,
+    as_of: str | None,
+    spark: SparkSession | None,
+) -> QueryResult:
+    """A history verb on Spark (spark/history.py), answered as query/run.py answers it."""
+    from kindex_olap.query.compile import where_of
+    from kindex_olap.query.history import answer_table, check_by
+    from kindex_olap.query.run import _history_options
+    from kindex_olap.spark import history
+
+    if query.baseline:
+        raise QueryError(
+            f"`{query.verb}` pairs each run with its cell's baseline; name one implementation "
+            "(e.g. liger), not `A vs B`"
+        )
+    where = where_of(query, options, scope=True)
+    settings = _history_options(options)
+    check_by(settings)
+    session, key = _history_session(lake, as_of, spark, settings.all_branches)
+    tests = history.lake_tests(session, key, settings)
+    history.ask(session, where.clauses, where.params)
+    table = None
+    if query.verb == "history":
+        table = history.leaderboard_records(session, where.clauses, where.params, settings)
+    if table is None:
+        table = answer_table(query.verb, history.analyse(session, tests, settings), settings)
+    return QueryResult(
+        table.columns, table.rows, "(history: sql/views/history.sql, sql/views/history_points.sql)",
+        tuple(where.params), table.notes, verb=query.verb,
+    )  # fmt: skip
+
+
+def run_check(
+    filters: str,
+    lake: str | os.PathLike[str] | None = None,
+    since: str | None = None,
+    options: Options = Options(),
+    rules: Rules | None = None,
+    accept: tuple[Accepted, ...] = (),
+    spark: SparkSession | None = None,
+) -> CheckResult:
+    """`kindex check --engine spark`: query/run.py run_check's steps, the history on Spark.
+    Which runs are new (the lake's log and the files a commit added, query/gate.py new_runs)
+    is read as the vocabulary is, by kindex's own reader."""
+    from kindex_olap.query.compile import where_of
+    from kindex_olap.query.engine import connect, snapshot_of
+    from kindex_olap.query.gate import gate_result, new_runs
+    from kindex_olap.query.history import check_by
+    from kindex_olap.query.run import _history_options
+    from kindex_olap.query.shorthand import parse
+    from kindex_olap.query.vocabulary import load_vocabulary
+    from kindex_olap.spark import history
+
+    snapshot = snapshot_of(lake)
+    as_of = str(snapshot.id) if snapshot.id else None
+    con = connect(lake, as_of=as_of, lean=True)
+    try:
+        query = parse(f"regressions {filters}", load_vocabulary(con))
+        if query.baseline:
+            raise QueryError("`kindex check` pairs each run with its cell's baseline: no `A vs B`")
+        where = where_of(query, options, scope=True)
+        settings = _history_options(options, rules)
+        check_by(settings)
+        new = new_runs(con, snapshot, since)
+    finally:
+        con.close()
+    session, key = _history_session(lake, as_of, spark, settings.all_branches)
+    tests = history.lake_tests(session, key, settings)
+    history.ask(session, where.clauses, where.params, new.run_ids)
+    analysis = history.analyse(session, tests, settings)
+    return gate_result(analysis, new.what, snapshot.id, settings.rules, accept)
+
+
+def _history_session(
+    lake: str | os.PathLike[str] | None,
+    as_of: str | None,
+    spark: SparkSession | None,
+    all_branches: bool,
+) -> tuple[SparkSession, str]:
+    """The session (`spark`, else a local one with the views history reads) and the name of
+    the lake commit it holds (what spark/history.py caches by)."""
+    from kindex_olap.query.engine import snapshot_of
+    from kindex_olap.spark.generate import history_macros, to_spark
+    from kindex_olap.spark.history import POINTS_SQL, RECORD_RUNS_SQL, points_sql
+
+    reads = " ".join(
+        [
+            points_sql(all_branches),
+            to_spark(POINTS_SQL, history_macros(), [[], False]),
+            to_spark(RECORD_RUNS_SQL.format(selected="true", branch="true"), history_macros()),
+        ]
+    )
+    session = _session(lake, as_of, spark, reads)
+    snapshot = snapshot_of(lake, as_of)
+    return session, f"{snapshot.lake}@{snapshot.id}"
 
 
 def run_spark_sql(

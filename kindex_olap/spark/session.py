@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import sys
 from typing import TYPE_CHECKING
 
 from kindex_olap.errors import ConfigError
@@ -44,6 +45,10 @@ def local_session(cores: int = 2) -> SparkSession:
     for key, value in SETTINGS.items():
         builder = builder.config(key, value)
     builder = builder.config("spark.driver.memory", os.environ.get("KINDEX_SPARK_MEMORY", "2g"))
+    # the history's tests run kindex's numpy code in Python workers (spark/steps.py): this
+    # interpreter, which has kindex, numpy and pyarrow (else pyspark starts `python3` from
+    # PATH; it reads only the environment variable)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
