@@ -30,9 +30,9 @@ from kindex_olap.query.history import (
     SHOWN_POINT_COLUMNS,
     Analysis,
     HistoryOptions,
-    ordered_versions,
 )
 from kindex_olap.query.steps import judge, tests_of
+from kindex_olap.query.stored import ordered_versions
 from kindex_olap.spark import steps as spark_steps
 from kindex_olap.spark.generate import history_macros, to_spark
 
