@@ -58,3 +58,34 @@ def test_a_failed_kernelindex_import_leaves_no_empty_folder(
     assert result.exit_code in (2, 6), result.output
     assert result.stderr.startswith("error: ")
     assert not (tmp_path / "data").exists(), sorted(tmp_path.rglob("*"))
+
+
+def test_the_spark_engine_without_pandas_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pyspark installed on its own (no pandas: applyInArrow refuses to run) is one line and
+    exit 2 before any Spark work, not pyspark's PySparkImportError from a history question."""
+    import importlib
+
+    from kindex_olap.ingestion.pipeline import ingest
+    from kindex_olap.spark import session
+
+    lake = tmp_path / "lake"
+    ingest([SEEDS], lake)
+    real = importlib.import_module
+
+    def without_pandas(name: str, package: str | None = None) -> object:
+        if name == "pandas":
+            raise ImportError("No module named 'pandas'")
+        if name == "pyspark":
+            return object()  # as if installed: the check must not stop at pyspark
+        return real(name, package)
+
+    monkeypatch.setattr(session.importlib, "import_module", without_pandas)
+    result = CliRunner().invoke(
+        app, ["query", "history jsd", "--engine", "spark", "--lake", str(lake)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "the Spark engine needs pandas" in result.stderr
+    assert "kindex-olap[spark]" in result.stderr
+    assert "Traceback" not in result.output

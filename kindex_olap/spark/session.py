@@ -25,15 +25,18 @@ SETTINGS = {
 
 
 def import_pyspark() -> None:
-    """pyspark, or a ConfigError saying how to install it."""
-    try:
-        importlib.import_module("pyspark")
-    except ImportError as e:
-        raise ConfigError(
-            "the Spark engine needs pyspark",
-            hint="pip install 'kindex-olap[spark]' (pyspark 4.3; Java 17: "
-            "apt-get install openjdk-17-jre-headless)",
-        ) from e
+    """pyspark and pandas (pyspark refuses applyInArrow, history's tests, without it), or a
+    ConfigError saying how to install them: a pyspark installed on its own raised pyspark's
+    PySparkImportError from the middle of a history question."""
+    for module in ("pyspark", "pandas"):
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            raise ConfigError(
+                f"the Spark engine needs {module}",
+                hint="pip install 'kindex-olap[spark]' (pyspark 4.3 and pandas; Java 17: "
+                "apt-get install openjdk-17-jre-headless)",
+            ) from e
 
 
 def local_session(cores: int = 2) -> SparkSession:
