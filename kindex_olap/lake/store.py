@@ -65,7 +65,13 @@ class Snapshot:
     def files(self, table: str) -> list[str]:
         """Absolute paths of `table`'s data files (its empty file when it holds no data)."""
         check_table(table)
-        return self.tables.get(table) or [str(self.lake / "_kindex" / "empty" / f"{table}.parquet")]
+        return self.tables.get(table) or [empty_file(self.lake, table)]
+
+
+def empty_file(lake: Path, table: str) -> str:
+    """The Parquet file of `table`'s columns and no rows, read where a lake commit lists no
+    data file of it."""
+    return str(lake / "_kindex" / "empty" / f"{table}.parquet")
 
 
 @dataclass(frozen=True)

@@ -110,8 +110,8 @@ def _add_change_points(con: duckdb.DuckDBPyConnection, order: list[str], reuse: 
     log values) keeps its stored change points: in a touched environment most series did not
     change, and E-Divisive over every series of a GPU cost more than the rest of the update."""
     from kindex_olap.query import changepoints as cp
-    from kindex_olap.query.history import fetch_numpy
     from kindex_olap.query.steps import change_points_of
+    from kindex_olap.query.stored import fetch_numpy
 
     names = [f"{kind}_{series}_pvalue" for series in _SERIES for kind in ("cp", "quiet")]
     con.execute(

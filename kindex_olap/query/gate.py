@@ -32,7 +32,7 @@ import duckdb
 import numpy as np
 
 from kindex_olap.errors import ConfigError, LakeError, QueryError
-from kindex_olap.lake.store import Lake, LakeCommit, Snapshot
+from kindex_olap.lake.store import Lake, LakeCommit, Snapshot, empty_file
 from kindex_olap.lake.tables import scan_sql
 from kindex_olap.query.history import (
     Analysis,
@@ -320,7 +320,7 @@ def _added_after(
             f"removed, e.g. {gone[0]})",
             hint="`kindex vacuum` removes the files of commits older than --retain",
         )
-    base_files = before or [str(snapshot.lake / "_kindex" / "empty" / "runs.parquet")]
+    base_files = before or [empty_file(snapshot.lake, "runs")]
     con.execute("SET VARIABLE kindex_check_base_runs = ?", [base_files]).fetchall()
     return _runs(
         con,

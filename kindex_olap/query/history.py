@@ -27,7 +27,12 @@ from kindex_olap.query.correction import Correction, Scope
 from kindex_olap.query.engine import temporary
 from kindex_olap.query.history_report import Table, history_table, notes, steps_table
 from kindex_olap.query.steps import Columns, Rules, Steps, families, judge, tests_of
-from kindex_olap.query.stored import stored_correction, stored_counts, version_order
+from kindex_olap.query.stored import (
+    fetch_numpy,
+    stored_correction,
+    stored_counts,
+    version_order,
+)
 from kindex_olap.query.verbs import REGISTRY
 from kindex_olap.sqlfiles import statements
 
@@ -238,28 +243,6 @@ def fetch_points(
         full[rows.astype(np.intp)] = values
         points[name] = full
     return points
-
-
-def fetch_numpy(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> Columns:
-    """The rows of `sql` as numpy columns (NULL numbers as NaN, NULL text as None)."""
-    try:
-        raw = con.execute(sql, params).fetchnumpy()
-    except duckdb.Error as e:
-        raise QueryError(f"history query failed: {e}") from e
-    return {name: _filled(values) for name, values in raw.items()}
-
-
-def _filled(values: Any) -> NDArray[Any]:
-    if isinstance(values, np.ma.MaskedArray):
-        masked: Any = values
-        if values.dtype.kind == "f":
-            return np.asarray(masked.filled(np.nan))
-        if values.dtype.kind in "iu":
-            return np.asarray(masked.astype(np.float64).filled(np.nan))
-        out = np.asarray(values.data, dtype=object)
-        out[np.ma.getmaskarray(values)] = None
-        return out
-    return np.asarray(values)
 
 
 def stored_tests(con: duckdb.DuckDBPyConnection, options: HistoryOptions) -> bool:

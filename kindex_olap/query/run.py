@@ -14,6 +14,7 @@ from kindex_olap.query import noise
 from kindex_olap.query.compile import (
     Compiled,
     Options,
+    Where,
     compile_query,
     compile_stored,
     scope_arguments,
@@ -28,6 +29,7 @@ from kindex_olap.query.vocabulary import load_vocabulary
 if TYPE_CHECKING:
     from kindex_olap.query.gate import Accepted, CheckResult
     from kindex_olap.query.history import HistoryOptions
+    from kindex_olap.query.history_report import Table
     from kindex_olap.query.steps import Rules
 
 
@@ -84,17 +86,38 @@ def _history_options(options: Options, rules: Rules | None = None) -> HistoryOpt
 def _history(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> QueryResult:
     from kindex_olap.query.history import answer
 
+    where = history_where(query, options)
+    table = answer(con, query.verb, where.clauses, where.params, _history_options(options))
+    return history_result(table, where, query.verb)
+
+
+def history_where(query: Query, options: Options) -> Where:
+    """A history verb's clauses (either engine): its series are each implementation's against
+    its cell's baseline, so `A vs B` is refused."""
     if query.baseline:
         raise QueryError(
             f"`{query.verb}` pairs each run with its cell's baseline; name one implementation "
             "(e.g. liger), not `A vs B`"
         )
-    where = where_of(query, options, scope=True)
-    table = answer(con, query.verb, where.clauses, where.params, _history_options(options))
+    return where_of(query, options, scope=True)
+
+
+def history_result(table: Table, where: Where, verb: str) -> QueryResult:
+    """A history verb's answer (either engine)."""
     return QueryResult(
         table.columns, table.rows, "(history: sql/views/history.sql, sql/views/history_points.sql)",
-        tuple(where.params), table.notes, verb=query.verb,
+        tuple(where.params), table.notes, verb=verb,
     )  # fmt: skip
+
+
+def check_question(
+    con: duckdb.DuckDBPyConnection, filters: str, options: Options, rules: Rules | None
+) -> tuple[Where, HistoryOptions]:
+    """`kindex check`'s filters as clauses, and its rules (either engine)."""
+    query = parse(f"regressions {filters}", load_vocabulary(con))
+    if query.baseline:
+        raise QueryError("`kindex check` pairs each run with its cell's baseline: no `A vs B`")
+    return where_of(query, options, scope=True), _history_options(options, rules)
 
 
 def run_check(
@@ -115,11 +138,7 @@ def run_check(
     # the lake commit the check reports, read even if an ingest commits meanwhile
     con = con or connect(lake, as_of=str(snapshot.id) if snapshot.id else None, lean=True)
     try:
-        query = parse(f"regressions {filters}", load_vocabulary(con))
-        if query.baseline:
-            raise QueryError("`kindex check` pairs each run with its cell's baseline: no `A vs B`")
-        where = where_of(query, options, scope=True)
-        history = _history_options(options, rules)
+        where, history = check_question(con, filters, options, rules)
         return check(con, snapshot, where.clauses, where.params, since, history, accept)
     finally:
         if own:

@@ -1,18 +1,35 @@
 """What a lake commit's stored history layers say of the whole lake, read once per lake commit
 and kept while a session reads it: the version order, the count of series and points, and the
-Benjamini-Hochberg correction over every stored test. Keyed by the layers' file lists (a data
+Benjamini-Hochberg correction over every stored test; and how its rows become numpy
+columns. Keyed by the layers' file lists (a data
 file is never rewritten, so a new lake commit that changes a layer changes its list)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import numpy as np
 from numpy.typing import NDArray
 
+from kindex_olap.errors import QueryError
 from kindex_olap.query.correction import Correction, Scope
+from kindex_olap.query.steps import Columns
+
+T = TypeVar("T")
+# what each lake commit's stored layers say, by kind: one lake commit at a time
+_KEPT: dict[str, tuple[tuple[str, ...], Any]] = {}
+
+
+def _kept(kind: str, key: tuple[str, ...], compute: Callable[[], T]) -> T:
+    """`compute()`, kept for `kind` while the layers' files `key` stay those read."""
+    held = _KEPT.get(kind)
+    if held is None or held[0] != key:
+        held = _KEPT[kind] = (key, compute())
+    value: T = held[1]
+    return value
 
 
 def version_order(con: duckdb.DuckDBPyConnection, stored: bool = False) -> list[str]:
@@ -20,34 +37,28 @@ def version_order(con: duckdb.DuckDBPyConnection, stored: bool = False) -> list[
     points' (every series of the lake), or with `stored` the lake commit's stored points'
     (history_selected may hold only some series, and a label's first appearance is the
     lake's), read once per lake commit (a scan of every stored point: 0.1-0.3 s at 1M)."""
-    if not stored:
+    source = "layer_points" if stored else "history_selected"
+
+    def order() -> list[str]:
         rows = con.execute(
-            "SELECT version, min(first_observed) FROM history_selected "
+            f"SELECT version, min(first_observed) FROM {source} "
             "WHERE version IS NOT NULL GROUP BY version"
-        ).fetchall()
+        ).fetchall()  # fixed names
         return ordered_versions(rows)
-    key = ("versions", *layer_files(con, "layer_points_files"))
-    if key not in _ORDERS:
-        rows = con.execute(
-            "SELECT version, min(first_observed) FROM layer_points "
-            "WHERE version IS NOT NULL GROUP BY version"
-        ).fetchall()
-        _ORDERS.clear()  # one lake commit at a time
-        _ORDERS[key] = ordered_versions(rows)
-    return _ORDERS[key]
+
+    if not stored:
+        return order()
+    return _kept("versions", layer_files(con, "layer_points_files"), order)
 
 
-_ORDERS: dict[tuple[str, ...], list[str]] = {}
-
-
-def layer_files(con: duckdb.DuckDBPyConnection, *variables: str) -> list[str]:
-    """The files of the layers `variables` name (what a lake commit's cached answers are
-    keyed by: a file is never rewritten)."""
+def layer_files(con: duckdb.DuckDBPyConnection, *variables: str) -> tuple[str, ...]:
+    """The files of the layers `variables` name (what a lake commit's kept answers are keyed
+    by: a file is never rewritten)."""
     out: list[str] = []
     for variable in variables:
         files = con.execute("SELECT getvariable(?)", [variable]).fetchall()[0][0]
         out += [*(str(f) for f in files or []), "|"]
-    return out
+    return tuple(out)
 
 
 def ordered_versions(rows: list[tuple[str, datetime]]) -> list[str]:
@@ -66,38 +77,52 @@ def ordered_versions(rows: list[tuple[str, datetime]]) -> list[str]:
     return [r[0] for r in [*parsed, *other]]
 
 
-# the corrections of the lake commits read lately, by the files of their stored tests (a file is
-# never rewritten): a warm session corrects once per lake commit
-_CORRECTIONS: dict[tuple[str, ...], tuple[Correction, Scope]] = {}
-
-
 def stored_correction(con: duckdb.DuckDBPyConnection) -> tuple[Correction, Scope]:
     """The correction over every test the lake commit `con` reads stored (layer_step_tests),
-    and its scope."""
-    key = tuple(layer_files(con, "layer_step_tests_files", "layer_points_files"))
-    if key not in _CORRECTIONS:
-        correction = Correction.of(_pvalues(con, "step"), _pvalues(con, "change point"))
+    and its scope: a warm session corrects once per lake commit."""
+
+    def correct() -> tuple[Correction, Scope]:
+        family = "SELECT pvalue FROM layer_step_tests WHERE test = ?"
+        correction = Correction.of(
+            fetch_numpy(con, family, ["step"])["pvalue"],
+            fetch_numpy(con, family, ["change point"])["pvalue"],
+        )
         series, points = stored_counts(con)
-        _CORRECTIONS.clear()  # one lake commit at a time
-        _CORRECTIONS[key] = (correction, Scope(series, points, len(correction.steps)))
-    return _CORRECTIONS[key]
+        return correction, Scope(series, points, len(correction.steps))
 
-
-_COUNTS: dict[tuple[str, ...], tuple[int, int]] = {}
+    key = layer_files(con, "layer_step_tests_files", "layer_points_files")
+    return _kept("correction", key, correct)
 
 
 def stored_counts(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
     """How many series and points the lake commit `con` reads stored (layer_points)."""
-    key = tuple(layer_files(con, "layer_points_files"))
-    if key not in _COUNTS:
+
+    def count() -> tuple[int, int]:
         row = con.execute(
             "SELECT count(DISTINCT series_key), count(*) FROM stored_history_points()"
         ).fetchall()[0]
-        _COUNTS.clear()
-        _COUNTS[key] = (int(row[0]), int(row[1]))
-    return _COUNTS[key]
+        return int(row[0]), int(row[1])
+
+    return _kept("counts", layer_files(con, "layer_points_files"), count)
 
 
-def _pvalues(con: duckdb.DuckDBPyConnection, test: str) -> NDArray[np.float64]:
-    values = con.execute("SELECT pvalue FROM layer_step_tests WHERE test = ?", [test]).fetchnumpy()
-    return np.asarray(np.ma.filled(values["pvalue"], np.nan), dtype=np.float64)
+def fetch_numpy(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> Columns:
+    """The rows of `sql` as numpy columns (NULL numbers as NaN, NULL text as None)."""
+    try:
+        raw = con.execute(sql, params).fetchnumpy()
+    except duckdb.Error as e:
+        raise QueryError(f"history query failed: {e}") from e
+    return {name: _filled(values) for name, values in raw.items()}
+
+
+def _filled(values: Any) -> NDArray[Any]:
+    if isinstance(values, np.ma.MaskedArray):
+        masked: Any = values
+        if values.dtype.kind == "f":
+            return np.asarray(masked.filled(np.nan))
+        if values.dtype.kind in "iu":
+            return np.asarray(masked.astype(np.float64).filled(np.nan))
+        out = np.asarray(values.data, dtype=object)
+        out[np.ma.getmaskarray(values)] = None
+        return out
+    return np.asarray(values)

@@ -59,17 +59,11 @@ def _history(
     spark: SparkSession | None,
 ) -> QueryResult:
     """A history verb on Spark (spark/history.py), answered as query/run.py answers it."""
-    from kindex_olap.query.compile import where_of
     from kindex_olap.query.history import answer_table, check_by
-    from kindex_olap.query.run import _history_options
+    from kindex_olap.query.run import _history_options, history_result, history_where
     from kindex_olap.spark import history
 
-    if query.baseline:
-        raise QueryError(
-            f"`{query.verb}` pairs each run with its cell's baseline; name one implementation "
-            "(e.g. liger), not `A vs B`"
-        )
-    where = where_of(query, options, scope=True)
+    where = history_where(query, options)
     settings = _history_options(options)
     check_by(settings)
     session, key = _history_session(lake, as_of, spark, settings.all_branches)
@@ -80,10 +74,7 @@ def _history(
         table = history.leaderboard_records(session, where.clauses, where.params, settings)
     if table is None:
         table = answer_table(query.verb, history.analyse(session, tests, settings), settings)
-    return QueryResult(
-        table.columns, table.rows, "(history: sql/views/history.sql, sql/views/history_points.sql)",
-        tuple(where.params), table.notes, verb=query.verb,
-    )  # fmt: skip
+    return history_result(table, where, query.verb)
 
 
 def run_check(
@@ -98,24 +89,17 @@ def run_check(
     """`kindex check --engine spark`: query/run.py run_check's steps, the history on Spark.
     Which runs are new (the lake's log and the files a commit added, query/gate.py new_runs)
     is read as the vocabulary is, by kindex's own reader."""
-    from kindex_olap.query.compile import where_of
     from kindex_olap.query.engine import connect, snapshot_of
     from kindex_olap.query.gate import gate_result, new_runs
     from kindex_olap.query.history import check_by
-    from kindex_olap.query.run import _history_options
-    from kindex_olap.query.shorthand import parse
-    from kindex_olap.query.vocabulary import load_vocabulary
+    from kindex_olap.query.run import check_question
     from kindex_olap.spark import history
 
     snapshot = snapshot_of(lake)
     as_of = str(snapshot.id) if snapshot.id else None
     con = connect(lake, as_of=as_of, lean=True)
     try:
-        query = parse(f"regressions {filters}", load_vocabulary(con))
-        if query.baseline:
-            raise QueryError("`kindex check` pairs each run with its cell's baseline: no `A vs B`")
-        where = where_of(query, options, scope=True)
-        settings = _history_options(options, rules)
+        where, settings = check_question(con, filters, options, rules)
         check_by(settings)
         new = new_runs(con, snapshot, since)
     finally:
