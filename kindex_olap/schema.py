@@ -29,6 +29,7 @@ LAYERS = (
     "layer_summary",
     "layer_speedups",
     "layer_step_tests",
+    "layer_steps",
 )
 TABLES = (
     "runs",

@@ -304,10 +304,46 @@ def test_points_follow_a_version_order_that_moves(tmp_path: Path) -> None:
         assert a.rows and (a.columns, a.rows) == (b.columns, b.rows), question
 
 
+def test_stored_steps_answer_every_rule_as_the_live_analysis(liger_history_lake: Path) -> None:
+    """The step verbs read the lake commit's stored steps (layer_steps) and judge them at read
+    time: under the default rules, a lower and a higher threshold, a per-kernel threshold and
+    another q level, `changes`, `regressions` and `improvements` (whole lake and filtered) give
+    the rows, q-values, verdicts and notes of the whole lake's live analysis."""
+    from kindex_olap.query.gate import GateFile, rules_for
+    from kindex_olap.query.history import HistoryOptions, answer
+
+    with connect(liger_history_lake) as stored, connect(liger_history_lake, live=True) as live:
+        assert stored.execute("SELECT count(*) FROM layer_steps").fetchall()[0][0] > 100
+        per_kernel = GateFile(thresholds=(("jsd", 0.3), ("kto_loss", 0.01)))
+        rules = [
+            rules_for(None, None),
+            rules_for(0.02, None),
+            rules_for(0.2, 0.05),
+            rules_for(None, None, per_kernel),
+        ]
+        shown = set()
+        for rule in rules:
+            for verb, clauses, params in (
+                ("changes", [], []),
+                ("regressions", [], []),
+                ("improvements", ["kernel = ?"], ["jsd"]),
+                ("changes", ["provider = ?", "pass = ?"], ["liger", "forward"]),
+            ):
+                options = HistoryOptions(rules=rule)
+                a = answer(stored, verb, clauses, params, options)
+                b = answer(live, verb, clauses, params, options)
+                assert (a.columns, a.rows, a.notes) == (b.columns, b.rows, b.notes), (verb, rule)
+                shown.add((verb, len(a.rows)))
+        # the rules change what is shown: a test of every rule that shows nothing proves nothing
+        assert len({n for _, n in shown}) >= 5 and max(n for _, n in shown) > 20, shown
+
+
 def test_stored_tests_judge_a_few_series_as_the_whole_lake(liger_history_lake: Path) -> None:
     """A question about some series reads their points and the lake commit's stored tests
-    (layer_step_tests) instead of testing every series: for every kernel with a change and six
-    others, `changes KERNEL`, `history KERNEL` and a check give the rows, q-values and verdicts the whole lake's live analysis gives."""
+    (layer_step_tests) instead of testing every series, and the step verbs read its stored
+    steps (layer_steps): for every kernel with a change and six others, `changes KERNEL`,
+    `history KERNEL` and a check give the rows, q-values and verdicts the whole lake's live
+    analysis gives."""
     from kindex_olap.query.run import run_check
 
     with connect(liger_history_lake) as stored, connect(liger_history_lake, live=True) as live:

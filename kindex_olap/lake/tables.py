@@ -41,6 +41,9 @@ SORT_ORDER = {
     "layer_speedups": "kernel, environment_digest, pass, workload_digest, candidate",
     # each test's p-values in order: a correction sorts the runs of every file (a merge)
     "layer_step_tests": "test, pvalue",
+    # a kernel's steps in few row groups (the step verbs filter by kernel), each series' steps
+    # in order
+    "layer_steps": "kernel, series_order, point_index, series",
 }
 # Small row groups let min/max statistics of the sorted columns skip most of a file for a
 # filtered query (bench/layout.py: 3x faster for one kernel on one GPU than 122,880-row groups).
@@ -56,6 +59,7 @@ PARTITIONED = {
     "layer_pairs": ["environment_digest"],
     "layer_points": ["environment_digest"],
     "layer_step_tests": ["environment_digest"],
+    "layer_steps": ["environment_digest"],
 }
 
 # The view of a table's rows as stored, where the catalog shows the table under its own name

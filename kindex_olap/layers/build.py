@@ -23,7 +23,6 @@ from kindex_olap.lake.transaction import Transaction, transaction, write_relatio
 from kindex_olap.layers.connection import layer_connection
 from kindex_olap.layers.points import TABLE as POINTS
 from kindex_olap.layers.points import write_points
-from kindex_olap.layers.step_tests import TABLE as STEP_TESTS
 from kindex_olap.layers.step_tests import write_step_tests
 from kindex_olap.layers.summary import read_written_layers, write_whole
 from kindex_olap.query.engine import define_views
@@ -99,7 +98,7 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
         rows[POINTS], reordered = write_points(con, tx, touched)
         # last: they read the layers written above
         read_written_layers(con, tx)
-        rows[STEP_TESTS] = write_step_tests(con, tx, None if reordered else moved)
+        rows.update(write_step_tests(con, tx, None if reordered else moved))
         rows.update(write_whole(con, tx, moved))
     finally:
         con.close()

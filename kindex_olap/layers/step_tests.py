@@ -23,27 +23,37 @@ TABLE = "layer_step_tests"
 
 def write_step_tests(
     con: duckdb.DuckDBPyConnection, tx: Transaction, environments: list[str] | None
-) -> int:
+) -> dict[str, int]:
     """Test every step of the main-branch series of the `environments` (None: every one) in
     version order, over the lake commit whose layers `con` reads (its points and floors are
-    written into `tx` by now), and write the tests into `tx`. Returns the rows written."""
+    written into `tx` by now), and write the tests and the steps (kindex_olap.layers.steps)
+    into `tx`. Returns the rows written per table."""
     import pyarrow as pa
 
+    from kindex_olap.layers.steps import TABLE as STEPS
+    from kindex_olap.layers.steps import write_steps
     from kindex_olap.query.history import HistoryOptions, fetch_points, select_points
     from kindex_olap.query.steps import Rules, tested, tests_of
     from kindex_olap.query.stored import version_order
 
-    only = None
+    only, clauses, params = None, [], []
     if environments is not None:
         only = (
             "SELECT series_key, kernel, environment_digest FROM stored_history_points() "
             "WHERE list_contains(?::VARCHAR[], environment_digest)",
             [environments],
         )
-    select_points(con, [], [], HistoryOptions(), only=only)
-    points = fetch_points(
-        con, version_order(con, stored=True), False, True, ("environment_digest",), with_text=False
-    )
+        # the text of those environments' points only (layer_steps shows it)
+        clauses, params = ["list_contains(?::VARCHAR[], environment_digest)"], [environments]
+    select_points(con, clauses, params, HistoryOptions(), only=only)
+    extra = ("environment_digest", "point_key", "point_index")
+    points = fetch_points(con, version_order(con, stored=True), False, True, extra)
+    if environments is not None:
+        # the points of the other environments are read where the environments hold most of
+        # the lake's series (select_points); writing their tests into these partitions would
+        # count them twice
+        keep = np.isin(points["environment_digest"], environments)
+        points = {name: values[keep] for name, values in points.items()}
     # the p-values do not depend on the rules' thresholds (they decide verdicts, at read time)
     tests = tests_of(points, Rules(), stored=True)
     parts: list[tuple[np.ndarray, str, str, np.ndarray]] = []  # (points, series, test, p)
@@ -68,4 +78,4 @@ def write_step_tests(
     write_relation(
         tx, TABLE, con.from_arrow(table), replace=environments is None, partitions=partitions
     )
-    return int(table.num_rows)
+    return {TABLE: int(table.num_rows), STEPS: write_steps(con, tx, points, tests, partitions)}

@@ -40,7 +40,6 @@ from kindex_olap.query.history import (
     analyse_lake,
     check_by,
     select_points,
-    series_selected,
     stored_tests,
 )
 from kindex_olap.query.history_report import STEP_COLUMNS, sorted_rows, step_rows
@@ -187,11 +186,36 @@ def check(
     select; judge it with the whole lake."""
     check_by(options)
     new = new_runs(con, snapshot, since)
-    tested = stored_tests(con, options)
-    only = series_selected(clauses, params, new.run_ids, new.environments) if tested else None
-    some = select_points(con, clauses, params, options, new.run_ids, only)
+    if stored_tests(con, options):  # the steps into the new points, read stored
+        return stored_gate_result(con, new, clauses, params, options.rules, snapshot.id, accept)
+    some = select_points(con, clauses, params, options, new.run_ids)
     lake = analyse_lake(con, options, some)
     return gate_result(lake, new.what, snapshot.id, options.rules, accept)
+
+
+def stored_gate_result(
+    con: duckdb.DuckDBPyConnection,
+    new: NewRuns,
+    clauses: list[str],
+    params: list[Any],
+    rules: Rules,
+    lake_commit: int,
+    accept: tuple[Accepted, ...],
+) -> CheckResult:
+    """The gate's verdict on the lake commit's stored steps (query/stored_steps.py) into a
+    point that holds a new run."""
+    from kindex_olap.query.stored_steps import new_steps, step_rows_of
+
+    columns, verdict, qvalue = new_steps(con, clauses, params, new.run_ids, new.environments, rules)
+    verdicts = np.asarray(verdict, dtype=object)
+
+    def rows(only: str | None = None) -> list[tuple[Any, ...]]:
+        """The steps as rows (of one verdict), in row_order."""
+        picked = np.flatnonzero(verdicts == only) if only else np.arange(len(verdicts))
+        return step_rows_of(columns, picked, verdict, qvalue)
+
+    series = len(np.unique(columns["series_order"])) if len(verdicts) else 0
+    return _result(verdicts, series, rows, new.what, lake_commit, rules, accept)
 
 
 def gate_result(
@@ -207,7 +231,6 @@ def gate_result(
         & points["in_query"].astype(bool)
         & ~points["is_baseline"].astype(bool)
     )
-    accepted_steps = {a.step for a in accept}
     chosen = [np.flatnonzero(wanted[s.to] & s.comparable) for s in lake.steps]
     verdicts = [
         np.asarray(s.verdict, dtype=object)[c] for s, c in zip(lake.steps, chosen, strict=True)
@@ -227,17 +250,32 @@ def gate_result(
             out += step_rows(points, s, np.asarray(picked, dtype=np.intp), value)
         return sorted_rows(out)
 
+    every = np.concatenate([*verdicts, np.zeros(0, dtype=object)])
+    return _result(every, len(series), rows, what, lake_commit, rules, accept)
+
+
+def _result(
+    verdicts: np.ndarray,
+    series: int,
+    rows: Callable[..., list[tuple[Any, ...]]],
+    what: str,
+    lake_commit: int,
+    rules: Rules,
+    accept: tuple[Accepted, ...],
+) -> CheckResult:
+    """The gate's result on the `verdicts` of every step tested (of `series` series); `rows`
+    makes the steps' rows (of one verdict)."""
+    accepted_steps = {a.step for a in accept}
     step = STEP_COLUMNS.index("step")
     regressions = rows(REGRESSION)
-    every = np.concatenate([*verdicts, np.zeros(0, dtype=object)])
     return CheckResult(
         columns=list(STEP_COLUMNS),
         regressions=[r for r in regressions if r[step] not in accepted_steps],
         accepted=[r for r in regressions if r[step] in accepted_steps],
-        improvements=int((every == IMPROVEMENT).sum()),
-        insufficient=sum(is_insufficient(str(v)) for v in every.tolist()),
-        tested_steps=len(every),
-        tested_series=len(series),
+        improvements=int((verdicts == IMPROVEMENT).sum()),
+        insufficient=sum(is_insufficient(str(v)) for v in verdicts.tolist()),
+        tested_steps=len(verdicts),
+        tested_series=series,
         what=what, lake_commit=lake_commit, rules=rules, rows_of=rows,
     )  # fmt: skip
 

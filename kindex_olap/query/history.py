@@ -246,8 +246,8 @@ def fetch_points(
 
 
 def stored_tests(con: duckdb.DuckDBPyConnection, options: HistoryOptions) -> bool:
-    """Whether the lake commit's stored tests (layer_step_tests) answer `options`: they hold
-    the main-branch series in version order."""
+    """Whether the lake commit's stored tests and steps (layer_step_tests, layer_steps) answer
+    `options`: they hold the main-branch series in version order."""
     return options.by == "version" and stored_points(con, options)
 
 
@@ -286,7 +286,12 @@ def answer(
 ) -> Table:
     """`history` or a step verb over the runs that `clauses` select."""
     check_by(options)
-    only = series_selected(clauses, params) if stored_tests(con, options) else None
+    tested = stored_tests(con, options)
+    if tested and verb != "history":
+        from kindex_olap.query.stored_steps import step_answer
+
+        return step_answer(con, REGISTRY[verb].steps, clauses, params, options.rules)
+    only = series_selected(clauses, params) if tested else None
     some = select_points(con, clauses, params, options, only=only)
     if verb == "history":
         records = leaderboard_records(con, clauses, params, options)

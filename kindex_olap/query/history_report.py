@@ -61,9 +61,9 @@ def history_table(points: Columns, steps: list[Steps], by_run: bool) -> Table:
         "last_observed": points["last_observed"][shown].tolist(),
         "runs": [int(count) for count in points["runs"][shown].tolist()],
         "baseline": points["baseline"][shown].tolist(),
-        "speedup": _nums(points["speedup"][shown]),
-        "change": _nums(change),
-        "speedup_change": _nums(s_change),
+        "speedup": nums(points["speedup"][shown]),
+        "change": nums(change),
+        "speedup_change": nums(s_change),
         "verdict": verdict,
         "speedup_verdict": s_verdict,
         "commits": [c or None for c in points["commits"][shown].tolist()],
@@ -71,7 +71,7 @@ def history_table(points: Columns, steps: list[Steps], by_run: bool) -> Table:
     }
     for name in ("median", "p20", "p80", "min", "max", "baseline"):
         if f"{name}_ns" in points:
-            column[f"{name}_ms"] = _nums(points[f"{name}_ns"][shown] / 1e6)
+            column[f"{name}_ms"] = nums(points[f"{name}_ns"][shown] / 1e6)
     if by_run:
         column["run_id"] = points["run_id"][shown].tolist()
     names = HISTORY_COLUMNS[by_run]
@@ -149,7 +149,7 @@ def rule_texts(points: Columns, s: Steps, js: NDArray[np.intp]) -> list[str]:
     return texts
 
 
-def _wanted(verdicts: list[str], wanted: tuple[str, ...]) -> NDArray[np.bool_]:
+def verdicts_in(verdicts: list[str], wanted: tuple[str, ...]) -> NDArray[np.bool_]:
     """Which verdicts start with one of `wanted` (a few distinct verdicts, tested once each)."""
     hit = {v for v in set(verdicts) if v.startswith(wanted)}
     return np.fromiter(map(hit.__contains__, verdicts), bool, len(verdicts))
@@ -169,9 +169,9 @@ def steps_table(
     rows: list[tuple[Any, ...]] = []
     bound = np.log1p(rules.per_point(points["kernel"]))
     for s in steps:
-        insufficient = _wanted(s.verdict, ("insufficient",))
+        insufficient = verdicts_in(s.verdict, ("insufficient",))
         insufficient &= np.abs(s.log_change) <= bound[s.to]
-        js = np.flatnonzero(keep[s.to] & _wanted(s.verdict, verdicts) & ~insufficient)
+        js = np.flatnonzero(keep[s.to] & verdicts_in(s.verdict, verdicts) & ~insufficient)
         value = points["median_ns"] / 1e6 if s.series == "latency" else points["speedup"]
         rows.extend(step_rows(points, s, js, value))
     return Table(list(STEP_COLUMNS), sorted_rows(rows))
@@ -203,30 +203,45 @@ def step_rows(
     points: Columns, s: Steps, js: NDArray[np.intp], value: NDArray[Any]
 ) -> list[tuple[Any, ...]]:
     """The steps `js` of `s` as rows of STEP_COLUMNS."""
+    column = step_columns(points, s, js, value)
+    column["verdict"] = [s.verdict[j] for j in js.tolist()]
+    column["q_value"] = s.qvalue[js].astype(float).tolist()
+    return list(zip(*(column[name] for name in STEP_COLUMNS), strict=True))
+
+
+def step_columns(
+    points: Columns, s: Steps, js: NDArray[np.intp], value: NDArray[Any]
+) -> dict[str, list[Any]]:
+    """The columns of STEP_COLUMNS of the steps `js` of `s` that the rules do not decide (all
+    but verdict and q_value): what layer_steps stores of every step."""
     f, t = s.start[js], s.to[js]
     ratio, half = s.ratio[js], s.half_width[js]
     with np.errstate(invalid="ignore", over="ignore"):
         lo, hi = ratio * np.exp(-half), ratio * np.exp(half)
-    columns: list[list[Any]] = [
-        *(points[name][t].tolist() for name in ("kernel", "pass")),
-        _gpus(points, t),
-        *(points[name][t].tolist() for name in ("shape", "provider")),
-        [s.series] * len(js),
-        points["version"][f].tolist(),
-        points["version"][t].tolist(),
-        *(_nums(x) for x in (value[f], value[t], ratio, lo, hi)),
-        [s.verdict[j] for j in js.tolist()],
-        rule_texts(points, s, js),
-        s.qvalue[js].astype(float).tolist(),
-        [c or None for c in points["commits"][f].tolist()],
-        [c or None for c in points["commits"][t].tolist()],
-        points["last_observed"][t].tolist(),
-        step_ids(points, s.series, f, t),
-    ]
-    return list(zip(*columns, strict=True))
+    from_value, to_value, ratio_, lo_, hi_ = (nums(x) for x in (value[f], value[t], ratio, lo, hi))
+    return {
+        "kernel": points["kernel"][t].tolist(),
+        "pass": points["pass"][t].tolist(),
+        "gpu": _gpus(points, t),
+        "shape": points["shape"][t].tolist(),
+        "implementation": points["provider"][t].tolist(),
+        "series": [s.series] * len(js),
+        "from_version": points["version"][f].tolist(),
+        "to_version": points["version"][t].tolist(),
+        "from_value": from_value,
+        "to_value": to_value,
+        "ratio": ratio_,
+        "ratio_lo": lo_,
+        "ratio_hi": hi_,
+        "rule": rule_texts(points, s, js),
+        "from_commits": [c or None for c in points["commits"][f].tolist()],
+        "to_commits": [c or None for c in points["commits"][t].tolist()],
+        "to_observed": points["last_observed"][t].tolist(),
+        "step": step_ids(points, s.series, f, t),
+    }
 
 
-def _nums(values: NDArray[Any]) -> list[float | None]:
+def nums(values: NDArray[Any]) -> list[float | None]:
     """Floats, None where not finite."""
     return [v if math.isfinite(v) else None for v in np.asarray(values, dtype=float).tolist()]
 

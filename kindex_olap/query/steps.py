@@ -90,6 +90,8 @@ class Steps:
     # step, a property recomputing it made the step verbs quadratic, 92 s at 1M runs)
     half_width: NDArray[np.float64] = field(init=False)
     verdict: list[str] = field(default_factory=list)
+    # latency: the log change the baseline's runs of the same invocations made (the shift rule)
+    base_change: NDArray[np.float64] | None = None
 
     def __post_init__(self) -> None:
         self.half_width = np.asarray(Z95 * self.se)
@@ -116,18 +118,27 @@ def latency_steps(points: Columns, rules: Rules) -> Steps:
     log_change = _log_ratio(points["median_ns"], start, to)
     base_change = _log_ratio(points["invocation_baseline_ns"], start, to)
     bound = np.log1p(rules.per_point(points["kernel"])[to])
-    shift = (
-        ~points["is_baseline"][to].astype(bool)
+    shift = environment_shift(log_change, base_change, points["is_baseline"][to], bound)
+    return Steps(
+        "latency", start, to, np.exp(log_change), log_change,
+        _step_se(points["noise"], start, to), _judged(points["noise"], start, to), shift,
+        np.ones(len(to), dtype=bool), base_change=base_change,
+    )  # fmt: skip
+
+
+def environment_shift(
+    log_change: NDArray[Any], base_change: NDArray[Any], is_baseline: NDArray[Any], bound: Any
+) -> NDArray[np.bool_]:
+    """Latency steps that the baseline's runs of the same invocations made too (their log
+    change `base_change`): same direction, both beyond the threshold (`bound`, log scale), the
+    step within the threshold of the baseline's. A baseline's own steps are never one."""
+    return np.asarray(
+        ~is_baseline.astype(bool)
         & np.isfinite(base_change)
         & (np.sign(base_change) == np.sign(log_change))
         & (np.abs(base_change) > bound)
         & (np.abs(log_change - base_change) <= bound)
     )
-    return Steps(
-        "latency", start, to, np.exp(log_change), log_change,
-        _step_se(points["noise"], start, to), _judged(points["noise"], start, to), shift,
-        np.ones(len(to), dtype=bool),
-    )  # fmt: skip
 
 
 def speedup_steps(points: Columns) -> Steps:
@@ -248,15 +259,22 @@ def judge(points: Columns, tests: Tests, correction: Correction, rules: Rules) -
     """Each step's q-value from the correction of its families (the whole lake's: a step at a
     change point is flagged by either), then its verdict."""
     for steps in tests.steps:
-        checked = tested(steps)
-        at_point = checked & steps.changepoint
-        step_q = np.ones(len(steps.to))
-        step_q[checked] = correction.steps.qvalues_of(steps.pvalue[checked])
-        cp_q = np.ones(len(steps.to))
-        cp_q[at_point] = correction.change_points.qvalues_of(steps.cp_pvalue[at_point])
-        steps.qvalue = np.minimum(step_q, cp_q)
-        bound = np.log1p(rules.per_point(points["kernel"])[steps.to])
-        steps.verdict = _verdicts(steps, bound, rules.q_level)
+        judge_steps(steps, points["kernel"][steps.to], correction, rules)
+
+
+def judge_steps(steps: Steps, kernels: NDArray[Any], correction: Correction, rules: Rules) -> None:
+    """The q-value and verdict of each of `steps` (of one kind; `kernels`: each one's kernel),
+    from the correction of the lake's families (also of steps read stored: the step verbs'
+    layer_steps, query/stored_steps.py)."""
+    checked = tested(steps)
+    at_point = checked & steps.changepoint
+    step_q = np.ones(len(steps.to))
+    step_q[checked] = correction.steps.qvalues_of(steps.pvalue[checked])
+    cp_q = np.ones(len(steps.to))
+    cp_q[at_point] = correction.change_points.qvalues_of(steps.cp_pvalue[at_point])
+    steps.qvalue = np.minimum(step_q, cp_q)
+    bound = np.log1p(rules.per_point(kernels))
+    steps.verdict = _verdicts(steps, bound, rules.q_level)
 
 
 def _verdicts(steps: Steps, bound: NDArray[Any], q_level: float) -> list[str]:

@@ -514,3 +514,46 @@ CREATE TABLE layer_step_tests (
     test               VARCHAR,
     pvalue             DOUBLE
 );
+
+-- Layer: every step of every history series (latency and speedup, main-branch runs, version
+-- order) with what a row of the step verbs shows (query/history_report.py STEP_COLUMNS) and
+-- what its verdict reads, but not the verdict: that depends on the rules asked (threshold,
+-- q level) and on the whole lake (the q-value, from layer_step_tests' correction), so it is
+-- computed at read time from these columns (query/stored_steps.py). Written with the step
+-- tests, from the same tests (kindex_olap.layers.step_tests), per environment. `regressions`,
+-- `improvements`, `changes` and `kindex check` read the steps they show from it instead of
+-- reading their series' points and testing them again.
+CREATE TABLE layer_steps (
+    environment_digest VARCHAR,
+    kernel             VARCHAR,
+    pass               VARCHAR,
+    gpu                VARCHAR,
+    shape              VARCHAR,
+    dtype              VARCHAR,
+    axes               MAP(VARCHAR, DOUBLE),
+    provider           VARCHAR,
+    version            VARCHAR,
+    is_baseline        BOOLEAN,
+    run_ids            VARCHAR[],
+    series_order       BIGINT,
+    point_index        BIGINT,
+    series             VARCHAR,
+    from_version       VARCHAR,
+    from_value         DOUBLE,
+    to_value           DOUBLE,
+    ratio              DOUBLE,
+    ratio_lo           DOUBLE,
+    ratio_hi           DOUBLE,
+    rule               VARCHAR,
+    from_commits       VARCHAR,
+    to_commits         VARCHAR,
+    to_observed        TIMESTAMP,
+    step               VARCHAR,
+    log_change         DOUBLE,
+    se                 DOUBLE,
+    base_change        DOUBLE,
+    judged             BOOLEAN,
+    comparable         BOOLEAN,
+    changepoint        BOOLEAN,
+    cp_pvalue          DOUBLE
+);

@@ -1,0 +1,98 @@
+"""The steps layer: every step of every history series as the step verbs show it, stored per
+lake commit (layer_steps, sql/schema/tables.sql).
+
+Written from the tests kindex_olap.layers.step_tests computes (one pass over the environments
+an ingest changed), so a stored step and its stored p-value agree. What a row shows and what
+its verdict reads depend on its series and its environment's floors only; the verdict itself
+depends on the rules asked and, through the q-value, on the whole lake, and is computed at read
+time (query/stored_steps.py). `regressions KERNEL` then reads the steps that moved by more than
+the threshold instead of reading and testing its series' points (0.6 s at 1M runs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from kindex_olap.lake.transaction import Transaction, write_relation
+from kindex_olap.query.history_report import step_columns
+from kindex_olap.query.steps import Columns, Tests
+from kindex_olap.schema import column_types
+
+TABLE = "layer_steps"
+# the table's columns named otherwise in a step verb's row
+_RENAMED = {"implementation": "provider", "to_version": "version"}
+
+
+def write_steps(
+    con: duckdb.DuckDBPyConnection,
+    tx: Transaction,
+    points: Columns,
+    tests: Tests,
+    partitions: set[str | None] | None,
+) -> int:
+    """Write every step of `tests` (of `points`, fetched with their text, point_key and
+    point_index) into `tx`: the whole table, or the `partitions` (environments) given. The
+    clause columns a step verb filters by (dtype, axes) and the later point's runs (what
+    `kindex check` looks for) come from history_source, the points they were read from."""
+    import pyarrow as pa
+
+    parts: list[dict[str, Any]] = []
+    for s in tests.steps:
+        js = np.arange(len(s.to), dtype=np.intp)
+        value = points["median_ns"] / 1e6 if s.series == "latency" else points["speedup"]
+        shown = step_columns(points, s, js, value)
+        base = s.base_change if s.base_change is not None else np.full(len(js), np.nan)
+        parts.append(
+            {
+                **{_RENAMED.get(k, k): v for k, v in shown.items()},
+                "series_key": points["series_key"][s.to].astype(np.uint64),
+                "point_key": points["point_key"][s.to],
+                "point_index": points["point_index"][s.to].astype(np.int64),
+                "is_baseline": points["is_baseline"][s.to].astype(bool),
+                "log_change": s.log_change,
+                "se": s.se,
+                "base_change": base,
+                "judged": s.judged,
+                "comparable": s.comparable,
+                "changepoint": s.changepoint,
+                "cp_pvalue": s.cp_pvalue,
+            }
+        )
+    steps = pa.table(
+        {
+            # NaN as NULL: a layer's rows compare equal to a rebuild's (NaN != NaN), and
+            # fetch_numpy gives NaN back
+            name: pa.array(np.concatenate([np.asarray(p[name]) for p in parts]), from_pandas=True)
+            if isinstance(parts[0][name], np.ndarray)
+            else pa.array([v for p in parts for v in p[name]])
+            for name in parts[0]
+        }
+    )
+    # each column in the table's type (an empty list of steps has no Arrow type)
+    selected = ", ".join(
+        f"CAST({_SOURCES.get(n, 's.' + n)} AS {t}) AS {n}" for n, t in column_types()[TABLE]
+    )
+    con.register("fresh_layer_steps", steps)
+    try:
+        relation = con.sql(
+            f"SELECT {selected} FROM fresh_layer_steps s "
+            "JOIN history_source p USING (series_key, point_key)"
+        )  # names and types from tables.sql
+        write_relation(tx, TABLE, relation, replace=partitions is None, partitions=partitions)
+    finally:
+        con.unregister("fresh_layer_steps")
+    return int(steps.num_rows)
+
+
+# the columns not computed here: the later point's, and the series key's order
+_SOURCES = {
+    "environment_digest": "p.environment_digest",
+    "dtype": "p.dtype",
+    "axes": "p.axes",
+    "run_ids": "p.run_ids",
+    # an unsigned 64-bit hash in a signed column, in the same order
+    "series_order": "s.series_key::HUGEINT - 9223372036854775808",
+}
