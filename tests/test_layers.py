@@ -369,10 +369,14 @@ def test_stored_tests_judge_a_few_series_as_the_whole_lake(liger_history_lake: P
             ), kernel
             checked += bool(expected) + bool(points.rows)
         assert len(changed) >= 3 and checked >= 2 * len(changed) + 4
-        for filters in ("", "jsd", "h100"):
-            a = run_check(filters, liger_history_lake, since="0", con=stored)
-            b = run_check(filters, liger_history_lake, since="0", con=live)
-            assert a.tested_steps > (50 if not filters else 0), filters
+        # every run new, then the runs observed after a date and of versions after one (the
+        # stored steps are pruned by the new runs' kernels, environments and earliest date)
+        for filters, since in (
+            ("", "0"), ("jsd", "0"), ("h100", "0"), ("", "2025-03-01"), ("", "0.5.2"),
+        ):  # fmt: skip
+            a = run_check(filters, liger_history_lake, since=since, con=stored)
+            b = run_check(filters, liger_history_lake, since=since, con=live)
+            assert a.tested_steps > (20 if not filters else 0), (filters, since)
             assert rounded(a.steps) == rounded(b.steps), filters
             assert (a.regressions, a.improvements, a.insufficient, a.tested_series) == (
                 b.regressions,

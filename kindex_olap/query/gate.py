@@ -204,17 +204,17 @@ def stored_gate_result(
 ) -> CheckResult:
     """The gate's verdict on the lake commit's stored steps (query/stored_steps.py) into a
     point that holds a new run."""
-    from kindex_olap.query.stored_steps import new_steps, step_rows_of
+    from kindex_olap.query.stored_steps import new_steps
 
-    columns, verdict, qvalue = new_steps(con, clauses, params, new.run_ids, new.environments, rules)
-    verdicts = np.asarray(verdict, dtype=object)
+    found = new_steps(con, clauses, params, new, rules)
+    verdicts = np.asarray(found.verdict, dtype=object)
 
     def rows(only: str | None = None) -> list[tuple[Any, ...]]:
         """The steps as rows (of one verdict), in row_order."""
         picked = np.flatnonzero(verdicts == only) if only else np.arange(len(verdicts))
-        return step_rows_of(columns, picked, verdict, qvalue)
+        return found.rows(picked)
 
-    series = len(np.unique(columns["series_order"])) if len(verdicts) else 0
+    series = len(np.unique(found.columns["series_order"]))
     return _result(verdicts, series, rows, new.what, lake_commit, rules, accept)
 
 
@@ -287,6 +287,11 @@ class NewRuns:
     run_ids: list[str]
     environments: list[str | None]
     what: str
+    # what prunes the steps that may hold them: their kernels (None: one has none) and the
+    # earliest observed_at (None: one was not dated; a point that holds one was last observed
+    # at or after it)
+    kernels: list[str] | None = None
+    earliest: datetime | None = None
 
 
 def new_runs(con: duckdb.DuckDBPyConnection, snapshot: Snapshot, since: str | None) -> NewRuns:
@@ -306,16 +311,28 @@ def new_runs(con: duckdb.DuckDBPyConnection, snapshot: Snapshot, since: str | No
         return _added_after(con, snapshot, int(text), log, f"runs added after lake commit {text}")
     moment = _as_date(text)
     if moment is not None:
-        observed = "SELECT run_id, environment_digest FROM run_rows WHERE observed_at > ?"
+        observed = f"SELECT {NEW} FROM run_rows WHERE observed_at > ?"
         return _runs(con, observed, [moment], f"runs observed after {text}")
     later = _versions_after(con, text)
-    versions = "SELECT run_id, environment_digest FROM run_rows WHERE list_contains(?, version)"
+    versions = f"SELECT {NEW} FROM run_rows WHERE list_contains(?, version)"
     return _runs(con, versions, [later], f"versions after {text}")
 
 
+# what a check reads of its new runs
+NEW = "run_id, environment_digest, observed_at, kernel"
+
+
 def _runs(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any], what: str) -> NewRuns:
+    """The runs `sql` selects (NEW)."""
     rows = con.execute(sql, params).fetchall()
-    return NewRuns([r[0] for r in rows], sorted({r[1] for r in rows}, key=str), what)
+    kernels, dates = {r[3] for r in rows}, [r[2] for r in rows]
+    return NewRuns(
+        [r[0] for r in rows],
+        sorted({r[1] for r in rows}, key=str),
+        what,
+        None if None in kernels else sorted(kernels),
+        min(dates) if dates and None not in dates else None,
+    )
 
 
 # lake commits that only add runs files (an ingest; the layers' own commit writes no runs): the
@@ -332,7 +349,7 @@ def _added_after(
 ) -> NewRuns:
     """The runs of `snapshot` that lake commit `commit` did not hold."""
     if commit <= 0:
-        return _runs(con, "SELECT run_id, environment_digest FROM run_rows", [], what)
+        return _runs(con, f"SELECT {NEW} FROM run_rows", [], what)
     base = next((c for c in log if c.number == commit), None)
     if base is None:
         raise ConfigError(f"--since {commit}: the lake has no commit {commit}")
@@ -347,7 +364,7 @@ def _added_after(
         con.execute("SET VARIABLE kindex_check_new_runs = ?", [files]).fetchall()
         return _runs(
             con,
-            f"SELECT run_id, environment_digest FROM ({scan_sql('runs', NEW_FILES)})",
+            f"SELECT {NEW} FROM ({scan_sql('runs', NEW_FILES)})",
             [],
             what,
         )
@@ -362,7 +379,7 @@ def _added_after(
     con.execute("SET VARIABLE kindex_check_base_runs = ?", [base_files]).fetchall()
     return _runs(
         con,
-        "SELECT run_id, environment_digest FROM run_rows ANTI JOIN ("
+        f"SELECT {NEW} FROM run_rows ANTI JOIN ("
         "SELECT run_id FROM read_parquet(getvariable('kindex_check_base_runs'))) USING (run_id)",
         [],
         what,
