@@ -43,13 +43,16 @@ def write_steps(
     for s in tests.steps:
         js = np.arange(len(s.to), dtype=np.intp)
         value = points["median_ns"] / 1e6 if s.series == "latency" else points["speedup"]
-        shown = step_columns(points, s, js, value)
+        shown = step_columns(points, s, js, value, ids=False)
+        shown.pop("step")
         base = s.base_change if s.base_change is not None else np.full(len(js), np.nan)
         parts.append(
             {
                 **{_RENAMED.get(k, k): v for k, v in shown.items()},
                 "series_key": points["series_key"][s.to].astype(np.uint64),
                 "point_key": points["point_key"][s.to],
+                "from_code": points["code_key"][s.start],
+                "to_code": points["code_key"][s.to],
                 "point_index": points["point_index"][s.to].astype(np.int64),
                 "is_baseline": points["is_baseline"][s.to].astype(bool),
                 "log_change": s.log_change,
@@ -87,7 +90,17 @@ def write_steps(
     return int(steps.num_rows)
 
 
-# the columns not computed here: the later point's, and the series key's order
+# query/history_report.py step_ids in SQL: hashing in Python was 5 of 14 s of this layer's
+# update when 1k bundles were added to 100k runs (load 13)
+STEP_ID = (
+    "left(sha256(concat_ws(chr(31), "
+    + ", ".join(
+        f"coalesce(s.{c}, '')"
+        for c in ("kernel", "pass", "gpu", "shape", "provider", "series", "from_code", "to_code")
+    )
+    + ")), 12)"
+)
+# the columns not computed in Python: the later point's, the series key's order, the step's id
 _SOURCES = {
     "environment_digest": "p.environment_digest",
     "dtype": "p.dtype",
@@ -95,4 +108,5 @@ _SOURCES = {
     "run_ids": "p.run_ids",
     # an unsigned 64-bit hash in a signed column, in the same order
     "series_order": "s.series_key::HUGEINT - 9223372036854775808",
+    "step": STEP_ID,
 }

@@ -105,7 +105,8 @@ def step_ids(
     points: Columns, series: str, start: NDArray[np.intp], to: NDArray[np.intp]
 ) -> list[str]:
     """Each step's name (start[i] to to[i]), stable across lake commits while its two points
-    keep their code: what an accept list names (12 hex digits of a SHA-256)."""
+    keep their code: what an accept list names (12 hex digits of a SHA-256; the same in SQL:
+    kindex_olap.layers.steps STEP_ID)."""
     parts = zip(
         points["kernel"][to].tolist(), points["pass"][to].tolist(), _gpus(points, to),
         points["shape"][to].tolist(), points["provider"][to].tolist(),
@@ -210,10 +211,11 @@ def step_rows(
 
 
 def step_columns(
-    points: Columns, s: Steps, js: NDArray[np.intp], value: NDArray[Any]
+    points: Columns, s: Steps, js: NDArray[np.intp], value: NDArray[Any], ids: bool = True
 ) -> dict[str, list[Any]]:
     """The columns of STEP_COLUMNS of the steps `js` of `s` that the rules do not decide (all
-    but verdict and q_value): what layer_steps stores of every step."""
+    but verdict and q_value): what layer_steps stores of every step. ids: with the step ids
+    (step_ids; the layer's writer hashes them in SQL)."""
     f, t = s.start[js], s.to[js]
     ratio, half = s.ratio[js], s.half_width[js]
     with np.errstate(invalid="ignore", over="ignore"):
@@ -237,7 +239,7 @@ def step_columns(
         "from_commits": [c or None for c in points["commits"][f].tolist()],
         "to_commits": [c or None for c in points["commits"][t].tolist()],
         "to_observed": points["last_observed"][t].tolist(),
-        "step": step_ids(points, s.series, f, t),
+        "step": step_ids(points, s.series, f, t) if ids else [],
     }
 
 
