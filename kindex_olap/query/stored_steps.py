@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
 
 import duckdb
 import numpy as np
@@ -42,8 +43,6 @@ from kindex_olap.query.stored import stored_correction
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from kindex_olap.query.gate import NewRuns
-
 # a step row's columns as layer_steps names them (verdict and q_value are computed)
 _STORED = {"implementation": "provider", "to_version": "version"}
 _SHOWN = [_STORED.get(c, c) for c in STEP_COLUMNS if c not in ("verdict", "q_value")]
@@ -61,6 +60,19 @@ _NEEDS: dict[tuple[str, ...], str] = {
     (REGRESSION,): f"judged AND comparable AND {_WORSE}",
     (IMPROVEMENT,): f"judged AND comparable AND NOT {_WORSE}",
 }
+
+
+class NewRunsLike(Protocol):
+    """What a check's new runs say (query/gate.py NewRuns; not imported: gate imports this)."""
+
+    @property
+    def run_ids(self) -> list[str]: ...
+    @property
+    def environments(self) -> list[str | None]: ...
+    @property
+    def kernels(self) -> list[str] | None: ...
+    @property
+    def earliest(self) -> datetime | None: ...
 
 
 @dataclass
@@ -129,13 +141,14 @@ def new_steps(
     con: duckdb.DuckDBPyConnection,
     clauses: list[str],
     params: list[Any],
-    new: NewRuns,
+    new: NewRunsLike,
     rules: Rules,
 ) -> StoredSteps:
     """`kindex check`'s steps: every comparable step into a point `clauses` select that holds
-    one of the `new` runs, of an implementation measured against a baseline, with its verdict
-    and q-value. The points last observed before the earliest new run hold none: a whole-lake
-    check looked for the new runs in every step's runs (0.13 s of 0.14 s at 1M runs)."""
+    one of the `new` runs (query/gate.py NewRuns), of an implementation measured against a
+    baseline, with its verdict and q-value. The points last observed before the earliest new
+    run hold none: a whole-lake check looked for the new runs in every step's runs (0.13 s of
+    0.14 s at 1M runs)."""
     correction, _ = stored_correction(con)
     selected = " AND ".join(clauses) or "true"
     known = [e for e in new.environments if e is not None]
