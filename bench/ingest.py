@@ -4,6 +4,8 @@
     .venv/bin/python bench/ingest.py --n 100000 1000000       # and 1M (minutes; not for CI)
     .venv/bin/python bench/ingest.py --n 5000000 --only jsonl # 5M: one big file (9 GB of JSONL)
     .venv/bin/python bench/ingest.py --n 5000000 --only jsonl --jsonl b5m.jsonl  # made before
+    .venv/bin/python bench/ingest.py --n 5000000 --only jsonl --library-only --no-baselines \
+        --jsonl b5m.jsonl      # peak RSS of the library call alone (and adding 1k to 5M)
 
 For each N it prints bundles/s, wall time, CPU time (user + system of the process and its
 workers) and peak RSS (the largest sum over the process and its workers, sampled every 50 ms;
@@ -209,6 +211,7 @@ class Options:
     given: Path | None = None  # an existing JSONL file of n bundles
     before: Path | None = None  # a checkout whose code is measured too, for before/after ratios
     library_only: bool = False  # leave out the CLI paths (the layers' update)
+    no_baselines: bool = False  # leave out the two DuckDB baselines (a 5M memory run)
 
 
 def versions(options: Options, rounds: int = 1) -> list[tuple[str, Path | None]]:
@@ -231,7 +234,9 @@ def library(
     """Ingest as a library call without the layers' update, with each version of the code
     (alternating), into a fresh lake (or, not `fresh`, into `lake` as it is: one input each)."""
     measured: dict[str, list[Measured]] = {}
-    for number, (version, code) in enumerate(versions(options, len(inputs) // 2 or 1)):
+    # fresh: one input, once per version; else one input per run, the versions alternating
+    rounds = 1 if fresh else len(inputs) // len(versions(options))
+    for number, (version, code) in enumerate(versions(options, rounds)):
         if fresh:
             shutil.rmtree(lake, ignore_errors=True)
         source = inputs[0] if fresh else inputs[number]
@@ -252,22 +257,28 @@ def library(
         )
 
 
+def measure_baselines(n: int, jsonl: Path, work: Path) -> tuple[Measured, Measured]:
+    """The raw and sorted DuckDB baselines on `jsonl`, each reported."""
+    raw = timed([sys.executable, "-c", BASELINE, str(jsonl), str(work / "baseline.parquet")])
+    report("DuckDB read_ndjson -> Parquet (raw baseline)", n, raw)
+    ordered = timed([sys.executable, "-c", SORTED_BASELINE, str(jsonl), str(work / "sorted")])
+    report("DuckDB, the lake's tables sorted (sorted)", n, ordered)
+    return raw, ordered
+
+
 def run(n: int, work: Path, options: Options) -> None:
     print(f"\nN = {n:,}  (load average {os.getloadavg()[0]:.1f})", flush=True)
     lake = work / f"lake-{n}"
     only, given, cli = options.only, options.given, not options.library_only
     if only in (None, "jsonl"):
         jsonl = given or write_jsonl(n, work / f"bundles-{n}.jsonl")
-        raw = timed([sys.executable, "-c", BASELINE, str(jsonl), str(work / "baseline.parquet")])
-        report("DuckDB read_ndjson -> Parquet (raw baseline)", n, raw)
-        ordered = timed([sys.executable, "-c", SORTED_BASELINE, str(jsonl), str(work / "sorted")])
-        report("DuckDB, the lake's tables sorted (sorted)", n, ordered)
+        baselines = None if options.no_baselines else measure_baselines(n, jsonl, work)
         if cli:
             measured = timed(kindex("ingest", str(jsonl), "--lake", str(lake)))
-            report("kindex ingest, one JSONL file", n, measured, (raw, ordered))
+            report("kindex ingest, one JSONL file", n, measured, baselines)
         bare = work / f"lake-{n}-no-layers"
         label = "JSONL, library call, no layers' update"
-        library(label, n, [jsonl], bare, options, (raw, ordered))
+        library(label, n, [jsonl], bare, options, baselines)
         if cli:
             shutil.rmtree(bare)
         else:  # the lake the 1k are added to
@@ -320,10 +331,15 @@ def main() -> None:
     parser.add_argument(
         "--library-only", action="store_true", help="leave out the CLI paths (layers' update)"
     )
+    parser.add_argument(
+        "--no-baselines",
+        action="store_true",
+        help="leave out the DuckDB baselines (for a memory run at 5M)",
+    )
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     before = args.before.resolve() if args.before else None
-    options = Options(args.only, args.jsonl, before, args.library_only)
+    options = Options(args.only, args.jsonl, before, args.library_only, args.no_baselines)
     with tempfile.TemporaryDirectory(dir=args.work) as scratch:
         for n in args.n:
             run(n, Path(scratch), options)
