@@ -86,11 +86,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def _join_xdist_group(item: pytest.Item, group: str) -> None:
     """Put `item` in an xdist group as xdist's worker does: loadgroup reads the group from the
-    node id's `@group` suffix. xdist 3.8 writes it (before this hook runs) into `_nodeid`, which
-    pytest 9.2 no longer reads (its ids are structured, in `_id`): the suffix was lost and the
-    Spark tests were handed out one by one, each worker starting its own JVM and computing the
-    history's points again (pytest-xdist issue #1386). Written here into whichever the node
-    keeps, once."""
+    node id's `@group` suffix. xdist 3.8's worker writes it before this hook runs (a marker
+    added here is never seen), and into `_nodeid`, which pytest 9.2 no longer reads (its ids
+    are structured, in `_id`; pytest-xdist issue #1386): the Spark tests were handed out one by
+    one, each worker starting its own JVM and computing the history's points again. Written
+    here into whichever the node keeps, once."""
     item.add_marker(pytest.mark.xdist_group(group))
     if not getattr(item.config.option, "loadgroup", False) or item.nodeid.endswith(f"@{group}"):
         return
