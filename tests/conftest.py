@@ -73,15 +73,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if any(name in getattr(item, "fixturenames", ()) for name in REAL_LAKES):
             item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("spark") is not None:
-            # one worker starts the JVM (10-30 s) for every Spark test of the run; each is
-            # slow (scripts/test --fast leaves them out)
-            item.add_marker(pytest.mark.xdist_group("spark"))
+            # one worker starts the JVM (10-30 s) and computes the history's points and tests
+            # (minutes) for every Spark test of the run; each is slow (--fast leaves them out)
+            _join_xdist_group(item, "spark")
             item.add_marker(pytest.mark.slow)
         elif _shares_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     # the Spark tests first: xdist hands out groups in collection order, and the Spark group
     # (minutes on one worker) handed out last ran alone at the end of CI's run
     items.sort(key=lambda item: item.get_closest_marker("spark") is None)
+
+
+def _join_xdist_group(item: pytest.Item, group: str) -> None:
+    """Put `item` in an xdist group as xdist's worker does: loadgroup reads the group from the
+    node id's `@group` suffix. xdist 3.8's worker writes it before this hook runs (a marker
+    added here is never seen), and into `_nodeid`, which pytest 9.2 no longer reads (its ids
+    are structured, in `_id`; pytest-xdist issue #1386): the Spark tests were handed out one by
+    one, each worker starting its own JVM and computing the history's points again. Written
+    here into whichever the node keeps, once."""
+    item.add_marker(pytest.mark.xdist_group(group))
+    if not getattr(item.config.option, "loadgroup", False) or item.nodeid.endswith(f"@{group}"):
+        return
+    suffixed = f"{item.nodeid}@{group}"
+    if hasattr(item, "_id"):  # pytest 9.2+
+        item._id = type(item._id).parse(suffixed)
+    else:
+        item._nodeid = suffixed
 
 
 def _shares_a_module_fixture(item: pytest.Item) -> bool:

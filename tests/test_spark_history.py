@@ -53,6 +53,31 @@ def test_history_verbs_answer_as_duckdb(spark: Any, spark_registered: Path, text
     assert found.verb == duck.verb
 
 
+# the options that change what stages 1-3 compute, each one more computation of every series'
+# tests (--by run reuses stage 1's rows): points per run (a point's own run time and
+# environment shown), and runs first seen off the main branch (the whole lake's changes: 50
+# rows, not 17)
+OPTIONS = (("history jsd h100", {"by": "run"}), ("changes", {"all_branches": True}))
+
+
+@pytest.mark.parametrize(("text", "option"), OPTIONS, ids=["by-run", "all-branches"])
+def test_history_options_answer_as_duckdb(
+    spark: Any, spark_registered: Path, text: str, option: dict[str, Any]
+) -> None:
+    from kindex_olap.query.compile import Options
+    from kindex_olap.query.run import run_query
+    from kindex_olap.spark.run import run_query as run_on_spark
+
+    duck = run_query(text, spark_registered, Options(**option))
+    found = run_on_spark(text, spark_registered, Options(**option), spark=spark)
+    plain = run_query(text, spark_registered)
+    assert (duck.columns, duck.rows) != (plain.columns, plain.rows), f"{option} changes nothing"
+    assert found.columns == duck.columns
+    assert len(duck.rows) > 0
+    assert same_rows(found.rows, duck.rows), option
+    assert found.diagnostics == duck.diagnostics
+
+
 def test_check_on_spark_is_duckdbs(spark: Any, spark_registered: Path) -> None:
     """The gate's JSON document (every regression with its q-value, the counts), exit code and
     summary, for the runs of the newest ingest (the KernelIndex slice's, in Liger's lake)."""

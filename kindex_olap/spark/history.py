@@ -79,25 +79,56 @@ def points_sql(all_branches: bool) -> str:
 class LakeTests:
     """Stages 1-3 for one lake commit and options, cached in one session."""
 
-    key: tuple[Any, ...]
-    frames: list[Any]  # the cached DataFrames (unpersisted when another lake commit comes)
+    frames: dict[str, Any]  # view name -> its cached DataFrame (SELECTED, POINTS, TESTS)
     correction: Correction
     scope: Scope
 
+    def show(self) -> None:
+        """Point the views a question reads (ask, analyse) at these frames."""
+        for name, frame in self.frames.items():
+            frame.createOrReplaceTempView(name)
 
-_CACHED: list[LakeTests] = []  # one at a time: a session asks of one lake commit
+
+# (session, lake commit) -> per (all_branches, by): at most the four combinations of the
+# options, each computed once (a history question then costs seconds, not minutes); another
+# session or lake commit unpersists them all. Stage 1's rows (SELECTED) depend on all_branches
+# only: --by run reuses --by version's
+_CACHE: dict[tuple[Any, ...], dict[tuple[bool, str], LakeTests]] = {}
 
 
 def lake_tests(spark: SparkSession, lake_key: str, options: HistoryOptions) -> LakeTests:
     """Every series' points and tests of the registered lake commit (`lake_key` names it),
-    computed once per session, lake commit and options."""
-    key = (id(spark), lake_key, options.all_branches, options.by)
-    if _CACHED and _CACHED[0].key == key:
-        return _CACHED[0]
-    for frame in _CACHED[0].frames if _CACHED else []:
-        frame.unpersist()
-    _CACHED.clear()
-    selected = _cached(spark, SELECTED, points_sql(options.all_branches))
+    computed once per session, lake commit and options; its views (SELECTED, POINTS, TESTS)
+    shown."""
+    held = _held(spark, lake_key)
+    found = held.get((options.all_branches, options.by))
+    if found is None:
+        found = _computed(spark, options, held)
+        held[(options.all_branches, options.by)] = found
+    found.show()
+    return found
+
+
+def _held(spark: SparkSession, lake_key: str) -> dict[tuple[bool, str], LakeTests]:
+    key = (id(spark), lake_key)
+    if key not in _CACHE:
+        for tests in (t for held in _CACHE.values() for t in held.values()):
+            for frame in tests.frames.values():
+                frame.unpersist()
+        _CACHE.clear()
+        _CACHE[key] = {}
+    return _CACHE[key]
+
+
+def _computed(
+    spark: SparkSession, options: HistoryOptions, held: dict[tuple[bool, str], LakeTests]
+) -> LakeTests:
+    same_rows = [t for (a, _), t in held.items() if a == options.all_branches]
+    if same_rows:
+        selected = same_rows[0].frames[SELECTED]
+        selected.createOrReplaceTempView(SELECTED)
+    else:
+        selected = _cached(spark, SELECTED, points_sql(options.all_branches))
     rows = spark.sql(
         f"SELECT version, min(first_observed) FROM {SELECTED} WHERE version IS NOT NULL "
         "GROUP BY version"
@@ -114,12 +145,11 @@ def lake_tests(spark: SparkSession, lake_key: str, options: HistoryOptions) -> L
         .applyInArrow(spark_steps.series_tests, spark_steps.SCHEMA)
         .persist()
     )
-    tests.createOrReplaceTempView(TESTS)
     correction = Correction.of(*spark_steps.families(tests.drop("series_key").toArrow()))
     count = spark.sql(f"SELECT count(DISTINCT series_key), count(*) FROM {POINTS}").collect()[0]
     scope = Scope(int(count[0]), int(count[1]), len(correction.steps))
-    _CACHED.append(LakeTests(key, [selected, points, tests], correction, scope))
-    return _CACHED[0]
+    frames = {SELECTED: selected, POINTS: points, TESTS: tests}
+    return LakeTests(frames, correction, scope)
 
 
 _SERIES_OF_STEPS = f"SELECT series_key FROM {POINTS} GROUP BY series_key HAVING count(*) > 1"
