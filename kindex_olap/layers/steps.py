@@ -44,7 +44,6 @@ def write_steps(
         js = np.arange(len(s.to), dtype=np.intp)
         value = points["median_ns"] / 1e6 if s.series == "latency" else points["speedup"]
         shown = step_columns(points, s, js, value, ids=False)
-        shown.pop("step")
         base = s.base_change if s.base_change is not None else np.full(len(js), np.nan)
         parts.append(
             {

@@ -314,27 +314,14 @@ def answer_table(verb: str, lake: Analysis, options: HistoryOptions) -> Table:
     return table
 
 
-def series_selected(
-    clauses: list[str],
-    params: list[Any],
-    new_runs: list[str] | None = None,
-    environments: list[str | None] | None = None,
-) -> tuple[str, list[Any]]:
+def series_selected(clauses: list[str], params: list[Any]) -> tuple[str, list[Any]]:
     """select_points' `only`: a row (series key, kernel, environment) per stored point that
-    `clauses` select (and, given `new_runs` and their `environments`, per new run such a
-    point holds: the environments prune the points whose runs are looked at)."""
+    `clauses` select."""
     selected = " AND ".join(clauses) or "true"
-    series = "series_key, kernel, environment_digest"
-    if new_runs is None:
-        return f"SELECT {series} FROM stored_history_points() WHERE {selected}", list(params)
-    known = [e for e in environments or [] if e is not None]
-    anywhere = environments is None or None in environments
     return (
-        f"SELECT {series} FROM ("
-        f"  SELECT {series}, unnest(run_ids) AS run_id FROM stored_history_points() "
-        f"  WHERE {selected} AND (? OR list_contains(?::VARCHAR[], environment_digest))) "
-        "SEMI JOIN (SELECT unnest(?::VARCHAR[]) AS run_id) AS new USING (run_id)",
-        [*params, anywhere, known, new_runs],
+        f"SELECT series_key, kernel, environment_digest FROM stored_history_points() "
+        f"WHERE {selected}",
+        list(params),
     )  # fixed clauses; the values are parameters
 
 

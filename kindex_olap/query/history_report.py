@@ -150,7 +150,7 @@ def rule_texts(points: Columns, s: Steps, js: NDArray[np.intp]) -> list[str]:
     return texts
 
 
-def verdicts_in(verdicts: list[str], wanted: tuple[str, ...]) -> NDArray[np.bool_]:
+def _verdicts_in(verdicts: list[str], wanted: tuple[str, ...]) -> NDArray[np.bool_]:
     """Which verdicts start with one of `wanted` (a few distinct verdicts, tested once each)."""
     hit = {v for v in set(verdicts) if v.startswith(wanted)}
     return np.fromiter(map(hit.__contains__, verdicts), bool, len(verdicts))
@@ -170,12 +170,21 @@ def steps_table(
     rows: list[tuple[Any, ...]] = []
     bound = np.log1p(rules.per_point(points["kernel"]))
     for s in steps:
-        insufficient = verdicts_in(s.verdict, ("insufficient",))
-        insufficient &= np.abs(s.log_change) <= bound[s.to]
-        js = np.flatnonzero(keep[s.to] & verdicts_in(s.verdict, verdicts) & ~insufficient)
+        js = np.flatnonzero(
+            keep[s.to] & shown_verdicts(s.verdict, s.log_change, bound[s.to], verdicts)
+        )
         value = points["median_ns"] / 1e6 if s.series == "latency" else points["speedup"]
         rows.extend(step_rows(points, s, js, value))
     return Table(list(STEP_COLUMNS), sorted_rows(rows))
+
+
+def shown_verdicts(
+    verdicts: list[str], log_change: NDArray[Any], bound: NDArray[Any], wanted: tuple[str, ...]
+) -> NDArray[np.bool_]:
+    """Which steps a step verb shows: its verdicts (`wanted`), a step the noise cannot judge
+    only when it moved by more than the threshold (`bound`, log scale)."""
+    insufficient = _verdicts_in(verdicts, ("insufficient",)) & (np.abs(log_change) <= bound)
+    return np.asarray(_verdicts_in(verdicts, wanted) & ~insufficient)
 
 
 def sorted_rows(rows: list[tuple[Any, ...]], width: int = 6) -> list[tuple[Any, ...]]:
@@ -221,7 +230,7 @@ def step_columns(
     with np.errstate(invalid="ignore", over="ignore"):
         lo, hi = ratio * np.exp(-half), ratio * np.exp(half)
     from_value, to_value, ratio_, lo_, hi_ = (nums(x) for x in (value[f], value[t], ratio, lo, hi))
-    return {
+    columns: dict[str, list[Any]] = {
         "kernel": points["kernel"][t].tolist(),
         "pass": points["pass"][t].tolist(),
         "gpu": _gpus(points, t),
@@ -239,8 +248,10 @@ def step_columns(
         "from_commits": [c or None for c in points["commits"][f].tolist()],
         "to_commits": [c or None for c in points["commits"][t].tolist()],
         "to_observed": points["last_observed"][t].tolist(),
-        "step": step_ids(points, s.series, f, t) if ids else [],
     }
+    if ids:
+        columns["step"] = step_ids(points, s.series, f, t)
+    return columns
 
 
 def nums(values: NDArray[Any]) -> list[float | None]:

@@ -27,8 +27,8 @@ from kindex_olap.query.history_report import (
     Table,
     notes,
     nums,
+    shown_verdicts,
     sorted_rows,
-    verdicts_in,
 )
 from kindex_olap.query.steps import (
     IMPROVEMENT,
@@ -127,12 +127,8 @@ def step_answer(
         correction,
         rules,
     )  # fixed names and clauses; the values are parameters
-    columns = found.columns
-    bound = np.log1p(rules.per_point(columns["kernel"]))
-    insufficient = verdicts_in(found.verdict, ("insufficient",)) & (
-        np.abs(columns["log_change"]) <= bound
-    )
-    shown = np.flatnonzero(verdicts_in(found.verdict, steps) & ~insufficient)
+    bound = np.log1p(rules.per_point(found.columns["kernel"]))
+    shown = np.flatnonzero(shown_verdicts(found.verdict, found.columns["log_change"], bound, steps))
     table = Table(list(STEP_COLUMNS), found.rows(shown))
     table.notes.extend(notes(scope, rules, all_branches=False))
     return table
