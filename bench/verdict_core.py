@@ -37,6 +37,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from query import build_lake, bundles  # noqa: E402  (bench/query.py, beside this file)
 
 PLANTED = "kernel05"
+NEW_DAY = "2030-01-01"  # after every sweep of the generator at any size (a sweep a day)
 FLOOR = "import duckdb, typer, deltalake; duckdb.connect(':memory:')"
 
 
@@ -113,6 +114,10 @@ def add_1k(lake: Path, work: Path) -> None:
         for i, bundle in enumerate(bundles(8000, seed=99)):
             bundle["run"]["metadata"]["name"] = f"added-{i}"
             bundle["run"]["metadata"]["labels"]["liger_version"] = "9.9.0"
+            # a new commit's runs are observed after the lake's (the generator dates sweep 0
+            # at the lake's first day, where a check's pruning by date finds nothing to prune)
+            spec = bundle["run"]["spec"]
+            spec["observedAt"] = NEW_DAY + spec["observedAt"][len(NEW_DAY) :]
             line = orjson.dumps(bundle) + b"\n"
             if i < 1000:
                 every.write(line)

@@ -23,7 +23,7 @@ T = TypeVar("T")
 _KEPT: dict[str, tuple[tuple[str, ...], Any]] = {}
 
 
-def _kept(kind: str, key: tuple[str, ...], compute: Callable[[], T]) -> T:
+def kept(kind: str, key: tuple[str, ...], compute: Callable[[], T]) -> T:
     """`compute()`, kept for `kind` while the layers' files `key` stay those read."""
     held = _KEPT.get(kind)
     if held is None or held[0] != key:
@@ -48,7 +48,7 @@ def version_order(con: duckdb.DuckDBPyConnection, stored: bool = False) -> list[
 
     if not stored:
         return order()
-    return _kept("versions", layer_files(con, "layer_points_files"), order)
+    return kept("versions", layer_files(con, "layer_points_files"), order)
 
 
 def layer_files(con: duckdb.DuckDBPyConnection, *variables: str) -> tuple[str, ...]:
@@ -91,7 +91,7 @@ def stored_correction(con: duckdb.DuckDBPyConnection) -> tuple[Correction, Scope
         return correction, Scope(series, points, len(correction.steps))
 
     key = layer_files(con, "layer_step_tests_files", "layer_points_files")
-    return _kept("correction", key, correct)
+    return kept("correction", key, correct)
 
 
 def stored_counts(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
@@ -103,7 +103,7 @@ def stored_counts(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
         ).fetchall()[0]
         return int(row[0]), int(row[1])
 
-    return _kept("counts", layer_files(con, "layer_points_files"), count)
+    return kept("counts", layer_files(con, "layer_points_files"), count)
 
 
 def fetch_numpy(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> Columns:
