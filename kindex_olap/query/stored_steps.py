@@ -126,7 +126,8 @@ def _pylist(column: pa.ChunkedArray) -> list[Any]:
     if pa.types.is_timestamp(column.type) and column.type.tz is None and column.type.unit == "us":
         values: list[Any] = column.to_numpy().astype(object).tolist()
         return values
-    return column.to_pylist()
+    listed: list[Any] = column.to_pylist()
+    return listed
 
 
 def step_answer(
