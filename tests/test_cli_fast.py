@@ -64,3 +64,25 @@ def test_both_paths_print_the_same(tmp_lake: Path, seed_inbox: Path) -> None:
             typer_path.returncode, typer_path.stdout, typer_path.stderr,
         ), text  # fmt: skip
     assert "Traceback" not in fast.stderr and fast.returncode == 5
+
+
+def test_the_fast_path_imports_no_typer(tmp_lake: Path, seed_inbox: Path) -> None:
+    """Typer and click are about 50 ms of a cold query's start: the fast path, its error edge
+    included, answers without them."""
+    from kindex_olap.ingestion.pipeline import ingest
+
+    ingest([seed_inbox], tmp_lake)
+    code = (
+        "import sys\n"
+        "from kindex_olap.cli.fast import main\n"
+        "sys.argv = ['kindex', 'query', sys.argv[1], '--lake', sys.argv[2]]\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    loaded = sorted({m.split('.')[0] for m in sys.modules} & {'typer', 'click'})\n"
+        "    print('loaded:', loaded, file=sys.stderr)\n"
+    )
+    for text, code_expected in (("speedup jsd", 0), ("speedup nosuchkernel", 5)):
+        done = run("-c", code, text, str(tmp_lake))
+        assert done.returncode == code_expected, done.stderr
+        assert "loaded: []" in done.stderr, (text, done.stderr)

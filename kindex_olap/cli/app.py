@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from kindex_olap.cli.edge import KindexGroup
+from kindex_olap.cli.group import KindexGroup
 from kindex_olap.cli.options import LakeOption
 
 app = typer.Typer(

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from kindex_olap.cli.edge import KindexGroup
+from kindex_olap.cli.group import KindexGroup
 from kindex_olap.cli.options import LakeOption
 from kindex_olap.cli.output import Format
 

@@ -17,10 +17,7 @@ import errno
 import os
 import re
 import sys
-from typing import Any, NoReturn
-
-import typer
-from typer.core import TyperGroup
+from typing import NoReturn
 
 from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, KindexError, LakeError
 
@@ -29,54 +26,51 @@ _DUCKDB_ERRNO = re.compile(r'"errno":"(\d+)"')
 _DUCKDB_FILE = re.compile(r'file \\?"(.+?)\\?"')
 
 
-class KindexGroup(TyperGroup):
-    """The top-level command group: runs a command and translates whatever it raises."""
-
-    def invoke(self, ctx: Any) -> Any:
-        try:
-            return super().invoke(ctx)
-        except BaseException as error:
-            if _is_command_line_control(error):
-                raise  # usage errors, --help, typer.Exit: Typer prints and exits as usual
-            translate(error)
-
-
 def translate(error: BaseException) -> NoReturn:
-    """Print `error` as one line (and a hint) on stderr and exit with its code, or re-raise it
-    when it is a programming error that no user input should cause."""
+    """Print `error` as one line (and a hint) on stderr and exit with its code through Typer
+    (typer.Exit, which Typer's application turns into the exit), or re-raise it when it is a
+    programming error that no user input should cause."""
+    import typer
+
+    message, code = outcome(error)
+    if message is not None:
+        typer.echo(message, err=True)
+    raise typer.Exit(code)
+
+
+def leave(error: BaseException) -> NoReturn:
+    """translate() without Typer, for the query fast path (kindex_olap.cli.fast), which answers
+    without importing it: the same line on stderr, the same exit code."""
+    message, code = outcome(error)
+    if message is not None:
+        print(message, file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+def outcome(error: BaseException) -> tuple[str | None, int]:
+    """The line (None: nothing to print) and the exit code for `error`; re-raises a
+    programming error that no user input should cause."""
     if isinstance(error, BrokenPipeError) or getattr(error, "errno", None) == errno.EPIPE:
         _quiet_closed_pipe()
+        return None, 0
     if isinstance(error, KeyboardInterrupt) or _is_duckdb_interrupt(error):
-        _exit(
+        return (
             "interrupted: an ingest commits all or nothing; the lake is as last committed",
             INTERRUPTED,
         )
     if isinstance(error, KindexError):
-        _exit(f"error: {error}", error.exit_code)
+        return f"error: {error}", error.exit_code
     if isinstance(error, OSError):
-        _exit(f"error: {_describe_os_error(error)}", _os_error_code(error))
+        return f"error: {_describe_os_error(error)}", _os_error_code(error)
     if _is_duckdb_error(error) and (os_error := _duckdb_os_error(error)):
-        _exit(f"error: {_describe_os_error(os_error)}", _os_error_code(os_error))
+        return f"error: {_describe_os_error(os_error)}", _os_error_code(os_error)
     if _is_duckdb_error(error):
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
-        _exit(
+        return (
             f"error: the lake could not be read: {message}\nhint: {DAMAGED_LAKE_HINT}",
             LakeError.exit_code,
         )
     raise error
-
-
-def _is_command_line_control(error: BaseException) -> bool:
-    # typer.Exit and typer.Abort derive from RuntimeError, so they are recognised by their
-    # module (typer, or click before typer vendored it), as is every usage error.
-    if isinstance(error, SystemExit | typer.Exit | typer.Abort):
-        return True
-    return any(cls.__module__.split(".")[0] in {"typer", "click"} for cls in type(error).__mro__)
-
-
-def _exit(message: str, code: int) -> NoReturn:
-    typer.echo(message, err=True)
-    raise typer.Exit(code)
 
 
 def _describe_os_error(error: OSError) -> str:
@@ -135,9 +129,8 @@ def _is_duckdb_interrupt(error: BaseException) -> bool:
     )
 
 
-def _quiet_closed_pipe() -> NoReturn:
+def _quiet_closed_pipe() -> None:
     # The reader went away: nothing more can be printed; point stdout at /dev/null so that the
-    # interpreter's final flush does not raise again, and exit without a message.
+    # interpreter's final flush does not raise again (the caller exits without a message).
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
-    raise typer.Exit(0)

@@ -1,10 +1,11 @@
 """The console script's entry: `kindex query TEXT` with the common options answers without
-building the Typer application, everything else goes to it (kindex_olap.cli.app).
+building the Typer application or importing Typer, everything else goes to it
+(kindex_olap.cli.app).
 
 Typer turns each option into a validated parameter through its adapters on every call: about a
 quarter of a second, more than the answer itself once the lake's layers hold the verdicts
 (issue 21; docs/performance.md). The fast path takes only what it can read unambiguously, and
-the same `query` function and error edge run either way: anything else (help, another command,
+the same answer (kindex_olap.cli.answer) and error edge run either way: anything else (help, another command,
 an option it does not know, a repeated option) is Typer's to parse, with its usage errors.
 """
 
@@ -33,20 +34,15 @@ def main() -> None:
 
         app()
         return
-    import typer
-
-    from kindex_olap.cli.edge import translate
-    from kindex_olap.cli.query import query
+    from kindex_olap.cli.answer import answer
+    from kindex_olap.cli.edge import leave
 
     try:
-        try:
-            query(**arguments)
-        except SystemExit:
-            raise
-        except BaseException as error:
-            translate(error)  # one line on stderr, then click's Exit with the documented code
-    except typer.Exit as done:
-        sys.exit(done.exit_code)
+        answer(**arguments)
+    except SystemExit:
+        raise
+    except BaseException as error:
+        leave(error)  # one line on stderr, then the documented exit code
 
 
 def query_arguments(argv: list[str]) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from kindex_olap.cli.edge import KindexGroup
+from kindex_olap.cli.group import KindexGroup
 
 import_app = typer.Typer(
     help="Import external benchmark results as KernelIndex bundles (then ingest them).",

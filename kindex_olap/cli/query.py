@@ -5,12 +5,12 @@ Both print data on stdout in the chosen format and diagnostics on stderr; no row
 
 from __future__ import annotations
 
-import sys
 from enum import StrEnum
 from typing import Annotated
 
 import typer
 
+from kindex_olap.cli.answer import answer, emit
 from kindex_olap.cli.options import (
     AllBranchesOption,
     AllPairsOption,
@@ -93,7 +93,6 @@ def query(
     filters (flagged: change > --threshold and Benjamini-Hochberg q <= --q).
     """
     from kindex_olap.query.compile import Options
-    from kindex_olap.query.run import run_query
 
     options = Options(
         version=version,
@@ -106,10 +105,9 @@ def query(
     if engine is Engine.spark:
         from kindex_olap.spark.run import run_query as run_on_spark
 
-        result = run_on_spark(text, lake, options, as_of=as_of)
+        emit(run_on_spark(text, lake, options, as_of=as_of), fmt, show_sql, wide)
     else:
-        result = run_query(text, lake, options, as_of=as_of)
-    _emit(result, fmt, show_sql, wide)
+        answer(text, lake, fmt, as_of, wide, show_sql, options)
 
 
 def sql(
@@ -129,37 +127,7 @@ def sql(
     from kindex_olap.query.readonly import run_sql
 
     result = run_sql(statement, lake, as_of=as_of)
-    _emit(result, fmt, False, wide)
-
-
-def _emit(result: object, fmt: Format, show_sql: bool, wide: bool) -> None:
-    from kindex_olap.cli.output import write
-    from kindex_olap.query.run import QueryResult
-
-    assert isinstance(result, QueryResult)
-    if show_sql:
-        typer.echo(result.sql, err=True)
-        typer.echo(f"-- parameters: {list(result.params)!r}", err=True)
-    if not result.rows and fmt is Format.table and result.diagnostics:
-        # an empty answer is its explanation: no header, no columns left out, no count
-        _diagnose(result.diagnostics[:1])
-        return
-    notes = write(result.columns, result.rows, fmt, sys.stdout, verb=result.verb, wide=wide)
-    _diagnose([*notes, *result.diagnostics, f"{len(result.rows)} row(s)"])
-
-
-def _diagnose(lines: list[str]) -> None:
-    """Diagnostics on stderr, each wrapped to the terminal's width (where stderr is one)."""
-    import textwrap
-
-    from kindex_olap.cli.table import terminal_width
-
-    # stderr piped aside while stdout is on a terminal: the person still reads that width
-    width = terminal_width(sys.stderr) or terminal_width(sys.stdout)
-    for line in lines:
-        wrapped = textwrap.wrap(line, width, break_on_hyphens=False) if width else [line]
-        for part in wrapped or [""]:
-            typer.echo(part, err=True)
+    emit(result, fmt, False, wide)
 
 
 def spark_sql(
@@ -177,7 +145,7 @@ def spark_sql(
     """
     from kindex_olap.spark.run import run_spark_sql
 
-    _emit(run_spark_sql(statement, lake, as_of=as_of), fmt, False, wide)
+    emit(run_spark_sql(statement, lake, as_of=as_of), fmt, False, wide)
 
 
 def register(app: typer.Typer) -> None:
