@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -255,8 +254,13 @@ def step_columns(
 
 
 def nums(values: NDArray[Any]) -> list[float | None]:
-    """Floats, None where not finite."""
-    return [v if math.isfinite(v) else None for v in np.asarray(values, dtype=float).tolist()]
+    """Floats, None where not finite (found by numpy: a test per value in Python was half the
+    cost of making a step's five floats Python objects)."""
+    floats = np.asarray(values, dtype=float)
+    out: list[float | None] = floats.tolist()
+    for i in np.flatnonzero(~np.isfinite(floats)).tolist():
+        out[i] = None
+    return out
 
 
 def notes(scope: Scope, rules: Rules, all_branches: bool) -> list[str]:

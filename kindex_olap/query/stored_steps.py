@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kindex_olap.errors import QueryError
+from kindex_olap.natural import natural_key
 from kindex_olap.query.correction import Correction
 from kindex_olap.query.history_report import (
     STEP_COLUMNS,
@@ -28,7 +29,6 @@ from kindex_olap.query.history_report import (
     notes,
     nums,
     shown_verdicts,
-    sorted_rows,
 )
 from kindex_olap.query.steps import (
     IMPROVEMENT,
@@ -52,6 +52,8 @@ _RULED = (
     "kernel", "series", "log_change", "se", "base_change", "is_baseline", "judged",
     "comparable", "changepoint", "cp_pvalue", "series_order", "point_index",
 )  # fmt: skip
+# the columns a step row is sorted by (history_report.sorted_rows)
+SORTED = 6
 _READ = ", ".join(dict.fromkeys([*_SHOWN, *_RULED]))
 # what the step verbs' verdicts need besides a change beyond the threshold (fixed SQL text): a
 # regression or an improvement is a comparable step both points' noise judged, in its direction
@@ -91,6 +93,8 @@ class StoredSteps:
         """The steps `shown` as rows of STEP_COLUMNS, in row order."""
         import pyarrow as pa
 
+        head = self.read.select([_STORED.get(n, n) for n in STEP_COLUMNS[:SORTED]])
+        shown = shown[_natural_order(head.take(pa.array(shown, pa.int64())))]
         taken = self.read.take(pa.array(shown, pa.int64()))
         out: dict[str, list[Any]] = {
             "verdict": [self.verdict[i] for i in shown.tolist()],
@@ -99,7 +103,31 @@ class StoredSteps:
         for name in STEP_COLUMNS:
             if name not in out:
                 out[name] = _pylist(taken.column(_STORED.get(name, name)))
-        return sorted_rows(list(zip(*(out[name] for name in STEP_COLUMNS), strict=True)))
+        return list(zip(*(out[name] for name in STEP_COLUMNS), strict=True))
+
+
+def _natural_order(head: pa.Table) -> NDArray[np.intp]:
+    """The permutation that puts the rows of `head` (a step row's first SORTED columns) in
+    history_report.sorted_rows' order (natural_key of each value, stable): each column's
+    distinct values ranked once, then one integer sort (sorting 7,366 rows as Python tuples
+    cost 15 ms, ranking each value in Python as much)."""
+    import pyarrow.compute as pc
+
+    ranks = []
+    for column in head.columns:
+        encoded = column.combine_chunks().dictionary_encode()
+        labels = ["" if v is None else str(v) for v in encoded.dictionary.to_pylist()]
+        labels.append("")  # where the value is NULL
+        keyed = sorted((natural_key(label), i) for i, label in enumerate(labels))
+        rank = np.empty(len(labels), dtype=np.int64)
+        previous, at = None, -1
+        for key, i in keyed:  # equal keys share a rank, as in a tuple sort
+            if key != previous:
+                previous, at = key, at + 1
+            rank[i] = at
+        indices = pc.fill_null(encoded.indices, len(labels) - 1).to_numpy()
+        ranks.append(rank[indices])
+    return np.lexsort(ranks[::-1]).astype(np.intp)  # stable; the last key leads
 
 
 def _holding(read: pa.Table, runs: list[str]) -> pa.Table:
