@@ -4,7 +4,8 @@
     .venv/bin/python bench/spark.py --lake /tmp/kindex-bench/lake --questions "speedup kernel05 b200"
 
 Needs the [spark] extra and Java 17. For each question: DuckDB's warm `run_query` (best of
---repeat), Spark's first and warm answer (local[--cores]), and the rows. Also Spark's session
+--repeat), Spark's first and warm answer (local[--cores]), the rows, and whether Spark's
+answer is DuckDB's (columns, notes, rows; floats to 1e-9 relative, as the tests compare). Also Spark's session
 start and `register` (creating the views), and `kindex check` (--check). A history verb's first
 answer on Spark computes every series' points and tests (cached for the session); warm, a
 question reads that cache. From two lakes' figures, the per-row cost of each
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -54,13 +56,15 @@ def measure(
         duck_s, duck = best(lambda t=text: run_query(t, lake), repeat)
         first_s, _ = best(lambda t=text: run_on_spark(t, lake, spark=spark), 1)
         warm_s, found = best(lambda t=text: run_on_spark(t, lake, spark=spark), repeat)
+        same = same_answer(found, duck)
         out["questions"][text] = {
-            "rows": len(duck.rows), "same_rows": len(found.rows) == len(duck.rows),
+            "rows": len(duck.rows), "same_rows": same,
             "duckdb_s": duck_s, "spark_first_s": first_s, "spark_warm_s": warm_s,
         }  # fmt: skip
         print(
             f"{text:30} rows {len(duck.rows):6}  duckdb {duck_s:7.3f} s  spark first "
-            f"{first_s:7.2f} s  warm {warm_s:7.2f} s  ({warm_s / max(duck_s, 1e-9):5.0f}x)",
+            f"{first_s:7.2f} s  warm {warm_s:7.2f} s  ({warm_s / max(duck_s, 1e-9):5.0f}x)  "
+            f"same answer: {same}",
             flush=True,
         )
     if check:
@@ -77,21 +81,48 @@ def _check(lake: str, spark: Any, repeat: int) -> dict[str, Any]:
     duck_s, duck = best(lambda: run_check("", lake), repeat)
     first_s, _ = best(lambda: check_on_spark("", lake, spark=spark), 1)
     warm_s, found = best(lambda: check_on_spark("", lake, spark=spark), repeat)
-    # the steps tested and the regressions found (the tests compare every field)
-    same = (found.tested_steps, len(found.regressions)) == (
-        duck.tested_steps,
-        len(duck.regressions),
-    )
+    # every step tested (verdict, q-value), the regressions, the counts
+    same = same_rows(found.steps, duck.steps) and same_rows(found.regressions, duck.regressions)
+    same = same and found.summary() == duck.summary()
     print(
         f"{'check':30} steps {duck.tested_steps:5}  duckdb {duck_s:7.3f} s  spark first "
         f"{first_s:7.2f} s  warm {warm_s:7.2f} s  ({warm_s / max(duck_s, 1e-9):5.0f}x)  "
-        f"same counts: {same}",
+        f"same answer: {same}",
         flush=True,
     )
     return {
         "rows": duck.tested_steps, "same_rows": same, "duckdb_s": duck_s,
         "spark_first_s": first_s, "spark_warm_s": warm_s,
     }  # fmt: skip
+
+
+def same_answer(found: Any, duck: Any) -> bool:
+    """Spark's answer is DuckDB's as tests/test_spark_*.py compare them: the same columns,
+    notes and rows (floats to 1e-9 relative)."""
+    return bool(found.columns == duck.columns and found.diagnostics == duck.diagnostics) and (
+        same_rows(found.rows, duck.rows)
+    )
+
+
+def same_rows(found: list[Any], duck: list[Any]) -> bool:
+    """Row for row in order, else as multisets (ties, and series that print alike, which the
+    engines order by their different series hashes)."""
+    if len(found) != len(duck):
+        return False
+    if all(close(a, b) for a, b in zip(found, duck, strict=True)):
+        return True
+    pairs = zip(sorted(found, key=repr), sorted(duck, key=repr), strict=True)
+    return all(close(a, b) for a, b in pairs)
+
+
+def close(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9) or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def crossing(runs1: int, file1: Path, runs2: int, file2: Path, executors: int) -> None:

@@ -35,6 +35,7 @@ from kindex_olap.query.steps import judge, tests_of
 from kindex_olap.query.stored import ordered_versions
 from kindex_olap.spark import steps as spark_steps
 from kindex_olap.spark.generate import history_macros, to_spark
+from kindex_olap.spark.session import pandas_warning_ignored
 
 if TYPE_CHECKING:
     from kindex_olap.query.history_report import Table
@@ -138,13 +139,13 @@ def _computed(
     points = _cached(spark, POINTS, sql, drop=("in_query", "is_new"))
     # a series of one point has no step and no change point: no Python call for it (its
     # tests are NULL: LEFT JOIN in analyse); 1,105 of the fixture lake's 1,145 points are such
-    tests = (
+    grouped = (
         spark.sql(f"SELECT * FROM {POINTS} WHERE series_key IN ({_SERIES_OF_STEPS})")
         .select(*spark_steps.INPUT_COLUMNS)
         .groupBy("series_key")
-        .applyInArrow(spark_steps.series_tests, spark_steps.SCHEMA)
-        .persist()
     )
+    with pandas_warning_ignored():
+        tests = grouped.applyInArrow(spark_steps.series_tests, spark_steps.SCHEMA).persist()
     correction = Correction.of(*spark_steps.families(tests.drop("series_key").toArrow()))
     count = spark.sql(f"SELECT count(DISTINCT series_key), count(*) FROM {POINTS}").collect()[0]
     scope = Scope(int(count[0]), int(count[1]), len(correction.steps))

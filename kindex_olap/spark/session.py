@@ -3,10 +3,14 @@ any session (a cluster's too) every table and view of one lake commit as tempora
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import re
 import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from kindex_olap.errors import ConfigError
@@ -52,9 +56,27 @@ def local_session(cores: int = 2) -> SparkSession:
     # interpreter, which has kindex, numpy and pyarrow (else pyspark starts `python3` from
     # PATH; it reads only the environment variable)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    session = builder.getOrCreate()
+    with pandas_warning_ignored():  # the session's first call into the JVM warns
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+@contextmanager
+def pandas_warning_ignored() -> Iterator[None]:
+    """Without pyspark's FutureWarning that it "does not yet fully support pandas >= 3.0.0":
+    pyspark 4.3 checks pandas' version wherever it might convert data with pandas, and warns
+    at a process's first call into the JVM and at every applyInArrow. kindex converts nothing
+    with pandas (history's tests take and give Arrow tables, answers come back through collect
+    and toArrow; pandas is only what pyspark requires for applyInArrow), so the warning says
+    nothing of its answers, which the Spark tests compare with DuckDB's under pandas 3. Ignored
+    in those two calls only."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", _PANDAS_3_WARNING, FutureWarning)
+        yield
+
+
+_PANDAS_3_WARNING = "PySpark does not yet fully support pandas >= 3"
 
 
 def register(
@@ -73,6 +95,8 @@ def register(
     Generation errors (a construct with no rule) are raised before any view is created.
     only_for: a Spark query; only the views it reads are created (Spark analyses each view as it
     is created: 2-5 s apiece on 2 cores), for one question in a fresh session.
+    A session that holds every view already (another lake commit registered before) gets the
+    new lake commit's tables only: the views read them by name (_holds_views).
     """
     from kindex_olap.lake.tables import stored_view
     from kindex_olap.query.engine import snapshot_of
@@ -88,10 +112,14 @@ def register(
         views = read_by(views, only_for)
     for table, frame in read_tables(spark, snapshot).items():
         frame.createOrReplaceTempView(stored_view(table))
-    for name, select in views:
-        spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {select}")
+    if only_for is not None or not _holds_views(spark, views):
+        for name, select in views:
+            spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {select}")
     if only_for is None:
         spark.conf.set(_REGISTERED, key)
+        spark.conf.set(_VIEWS, _digest(views))
+    else:  # the tables are another lake commit's now, and not every view is there
+        spark.conf.unset(_REGISTERED)
     return snapshot
 
 
@@ -110,5 +138,25 @@ def read_by(views: list[tuple[str, str]], sql: str) -> list[tuple[str, str]]:
     return [(name, select) for name, select in views if name in wanted]
 
 
-# the lake commit whose views a session holds (creating them costs 15-40 s on 2 cores)
+def _holds_views(spark: SparkSession, views: list[tuple[str, str]]) -> bool:
+    """Whether `spark` holds every one of `views` as register created them, and they read the
+    tables by name at each query: then another lake commit needs its tables only (a second
+    lake in the tests' session: 4 s, not 30-50 s). Spark 3.1+ keeps a temporary view's SQL
+    text and resolves the names in it when a query reads the view; with
+    spark.sql.legacy.storeAnalyzedPlanForView set, a view keeps the tables it was created
+    over, so they are created again."""
+    if spark.conf.get(_STORES_PLANS, "false").lower() == "true":
+        return False
+    return bool(spark.conf.get(_VIEWS, None) == _digest(views))
+
+
+def _digest(views: list[tuple[str, str]]) -> str:
+    text = "\n".join(f"{name}\n{select}" for name, select in views)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# the lake commit whose views a session holds (creating them costs 15-40 s on 2 cores), and a
+# digest of those views' Spark SQL (another lake commit reuses them: _holds_views)
 _REGISTERED = "kindex.registered"
+_VIEWS = "kindex.views"
+_STORES_PLANS = "spark.sql.legacy.storeAnalyzedPlanForView"
