@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from kindex_olap.spark.compare import same_answer, same_rows
 
 DEFAULT = ("speedup jsd b200", "summary jsd", "history jsd h100", "regressions jsd")
 
@@ -94,35 +95,6 @@ def _check(lake: str, spark: Any, repeat: int) -> dict[str, Any]:
         "rows": duck.tested_steps, "same_rows": same, "duckdb_s": duck_s,
         "spark_first_s": first_s, "spark_warm_s": warm_s,
     }  # fmt: skip
-
-
-def same_answer(found: Any, duck: Any) -> bool:
-    """Spark's answer is DuckDB's as tests/test_spark_*.py compare them: the same columns,
-    notes and rows (floats to 1e-9 relative)."""
-    return bool(found.columns == duck.columns and found.diagnostics == duck.diagnostics) and (
-        same_rows(found.rows, duck.rows)
-    )
-
-
-def same_rows(found: list[Any], duck: list[Any]) -> bool:
-    """Row for row in order, else as multisets (ties, and series that print alike, which the
-    engines order by their different series hashes)."""
-    if len(found) != len(duck):
-        return False
-    if all(close(a, b) for a, b in zip(found, duck, strict=True)):
-        return True
-    pairs = zip(sorted(found, key=repr), sorted(duck, key=repr), strict=True)
-    return all(close(a, b) for a, b in pairs)
-
-
-def close(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=1e-9) or (math.isnan(a) and math.isnan(b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 def crossing(runs1: int, file1: Path, runs2: int, file2: Path, executors: int) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_spark_verbs import close
+from kindex_olap.spark.compare import close, same_rows
 from tests.test_spark_views import HASH_KEYS, duckdb_rows, spark_rows
 
 pytestmark = pytest.mark.spark
@@ -25,18 +25,6 @@ QUESTIONS = (
     "improvements",
     "history 001_fused_add_rmsnorm_h2048",
 )
-
-
-def same_rows(found: list[Any], duck: list[Any]) -> bool:
-    """Row for row, in order; where two series print alike (a KernelIndex suite's cases: the
-    same kernel, GPU, shape and implementation), DuckDB orders them by its series hash, which
-    Spark's differs from (by design): then as multisets."""
-    if len(found) != len(duck):
-        return False
-    if all(close(a, b) for a, b in zip(found, duck, strict=True)):
-        return True
-    pairs = zip(sorted(found, key=repr), sorted(duck, key=repr), strict=True)
-    return all(close(a, b) for a, b in pairs)
 
 
 @pytest.mark.parametrize("text", QUESTIONS)

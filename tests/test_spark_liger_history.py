@@ -22,8 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_spark_history import same_rows
-from tests.test_spark_verbs import close
+from kindex_olap.spark.compare import close, same_rows
 
 pytestmark = pytest.mark.spark
 

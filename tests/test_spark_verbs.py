@@ -4,13 +4,13 @@ same printed table; `kindex spark-sql` runs queries only."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kindex_olap.errors import QueryError
+from kindex_olap.spark.compare import same_rows
 
 pytestmark = pytest.mark.spark
 
@@ -28,16 +28,6 @@ QUESTIONS = (
 )
 
 
-def close(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=1e-9) or (math.isnan(a) and math.isnan(b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
-
-
 @pytest.mark.parametrize("text", QUESTIONS)
 def test_spark_answers_as_duckdb(spark: Any, spark_registered: Path, text: str) -> None:
     from kindex_olap.query.run import run_query
@@ -47,13 +37,8 @@ def test_spark_answers_as_duckdb(spark: Any, spark_registered: Path, text: str) 
     found = run_on_spark(text, spark_registered, spark=spark)
     assert found.columns == duck.columns
     assert len(duck.rows) > 0, f"{text}: no rows on the fixture lake, nothing compared"
-    assert len(found.rows) == len(duck.rows)
-    # the same order too (ORDER BY of the verb); ties may fall either way, so compare sorted
-    # by the printed form when the ordered rows differ
-    if not all(close(a, b) for a, b in zip(found.rows, duck.rows, strict=True)):
-        key = repr
-        pairs = zip(sorted(found.rows, key=key), sorted(duck.rows, key=key), strict=True)
-        assert all(close(a, b) for a, b in pairs), text
+    # the same order too (ORDER BY of the verb); ties may fall either way (same_rows)
+    assert same_rows(found.rows, duck.rows), text
     assert found.verb == duck.verb
 
 
