@@ -5,7 +5,7 @@
 
 Needs the [spark] extra and Java 17. For each question: DuckDB's warm `run_query` (best of
 --repeat), Spark's first and warm answer (local[--cores]), the rows, and whether Spark's
-answer is DuckDB's (columns, notes, rows; floats to 1e-9 relative, as the tests compare). Also Spark's session
+answer is DuckDB's (kindex_olap.spark.compare, as the tests compare). Also Spark's session
 start and `register` (creating the views), and `kindex check` (--check). A history verb's first
 answer on Spark computes every series' points and tests (cached for the session); warm, a
 question reads that cache. From two lakes' figures, the per-row cost of each

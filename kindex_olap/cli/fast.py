@@ -5,8 +5,9 @@ building the Typer application or importing Typer, everything else goes to it
 Typer turns each option into a validated parameter through its adapters on every call: about a
 quarter of a second, more than the answer itself once the lake's layers hold the verdicts
 (issue 21; docs/performance.md). The fast path takes only what it can read unambiguously, and
-the same answer (kindex_olap.cli.answer) and error edge run either way: anything else (help, another command,
-an option it does not know, a repeated option) is Typer's to parse, with its usage errors.
+the same answer (kindex_olap.cli.answer) and error edge run either way: anything else (help,
+another command, an option it does not know, a repeated option) is Typer's to parse, with its
+usage errors.
 """
 
 from __future__ import annotations
