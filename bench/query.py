@@ -58,14 +58,18 @@ def template() -> dict[str, Any]:
     return bundle
 
 
-def bundles(count: int, seed: int = 7) -> Any:
-    """Yield `count` bundle dicts varying kernel, provider, pass, GPU, shape and sweep."""
+def bundles(count: int, seed: int = 7, replicates: int = 1) -> Any:
+    """Yield `count` bundle dicts varying kernel, provider, pass, GPU, shape and sweep. Each
+    sweep measures a new version, or with `replicates` > 1 each version is measured by that
+    many consecutive sweeps of the same code (as a CI fleet repeats a commit: the noise model's
+    replicate pairs; with one, every step is judged against the default floors)."""
     rng = random.Random(seed)
     base = template()
     cells = [
         (k, p, g, s) for k in KERNELS for p in PASSES for g in range(len(GPUS)) for s in SHAPES
     ]
     planted_sweep = max(2, count // (len(cells) * len(PROVIDERS)) * 2 // 3)
+    planted_sweep -= planted_sweep % replicates  # the step falls between two versions
     i = 0
     sweep = 0
     while i < count:
@@ -73,7 +77,14 @@ def bundles(count: int, seed: int = 7) -> Any:
             for provider in PROVIDERS:
                 if i >= count:
                     return
-                yield _bundle(base, kernel, pass_, gpu, shape, provider, sweep, rng, planted_sweep)
+                bundle = _bundle(
+                    base, kernel, pass_, gpu, shape, provider, sweep, rng, planted_sweep
+                )
+                if replicates > 1:
+                    version = sweep // replicates
+                    labels = bundle["run"]["metadata"]["labels"]
+                    labels.update(liger_version=f"1.{version}.0", kindex_code=f"code-{version}")
+                yield bundle
                 i += 1
         sweep += 1
 
@@ -121,14 +132,14 @@ def _bundle(
     return bundle
 
 
-def build_lake(work: Path, count: int) -> Path:
+def build_lake(work: Path, count: int, replicates: int = 1) -> Path:
     lake = work / "lake"
     if (lake / "kindex-lake.json").exists():
         return lake
     started = time.perf_counter()
     chunks: list[Path] = []
     handle = None
-    for i, bundle in enumerate(bundles(count)):
+    for i, bundle in enumerate(bundles(count, replicates=replicates)):
         if i % CHUNK == 0:
             if handle:
                 handle.close()

@@ -47,6 +47,13 @@ class Family:
         inside = at < len(self.pvalues)
         return np.where(inside, self.qvalues[np.minimum(at, len(self.pvalues) - 1)], 1.0)
 
+    def cutoff(self, level: float) -> float | None:
+        """The largest p-value of this family whose q-value is at most `level` (None: none is):
+        q rises with p, so a test of this family has q <= level only if its p-value is at most
+        this."""
+        at = int(np.searchsorted(self.qvalues, level, side="right"))
+        return float(self.pvalues[at - 1]) if at else None
+
     def __len__(self) -> int:
         return len(self.pvalues)
 

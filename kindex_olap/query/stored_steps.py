@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import numpy as np
@@ -30,6 +29,7 @@ from kindex_olap.query.history_report import (
     nums,
     shown_verdicts,
 )
+from kindex_olap.query.new_runs import NewRuns
 from kindex_olap.query.steps import (
     IMPROVEMENT,
     REGRESSION,
@@ -65,17 +65,30 @@ _NEEDS: dict[tuple[str, ...], str] = {
 }
 
 
-class NewRunsLike(Protocol):
-    """What a check's new runs say (query/gate.py NewRuns; not imported: gate imports this)."""
+# a regression or an improvement is significant: the q-value of its step's test or of its
+# change point at most the q level, so its p-value at most that family's cutoff
+# (Correction.cutoff): for the step's test, |log_change| / se at least the z-score of that
+# p-value (query/steps.py two_sided). Only a bound: the verdicts are judged after the read, as
+# for every step; a `regressions KERNEL` read the kernel's every step beyond the threshold
+_SIGNIFICANT = "(abs(log_change) >= ? * se OR (changepoint AND cp_pvalue <= ?))"
 
-    @property
-    def run_ids(self) -> list[str]: ...
-    @property
-    def environments(self) -> list[str | None]: ...
-    @property
-    def kernels(self) -> list[str] | None: ...
-    @property
-    def earliest(self) -> datetime | None: ...
+
+def significance_bounds(correction: Correction, q_level: float) -> list[float]:
+    """_SIGNIFICANT's parameters: the least |z| of a step test whose q-value can be at most
+    `q_level` (infinite: none can), and the largest change-point p-value (-1: none), each
+    loosened by a relative 1e-9 against rounding."""
+    step, change_point = (
+        correction.steps.cutoff(q_level),
+        correction.change_points.cutoff(q_level),
+    )
+    z = math.inf
+    if step is not None:
+        low, high = 0.0, 40.0  # erfc(40 / sqrt(2)) underflows: every smaller p-value is 0
+        for _ in range(80):  # bisection: two_sided's p-value falls as |z| rises
+            middle = (low + high) / 2
+            low, high = (middle, high) if math.erfc(middle / math.sqrt(2)) > step else (low, middle)
+        z = high * (1 - 1e-9)
+    return [z, -1.0 if change_point is None else change_point * (1 + 1e-9)]
 
 
 @dataclass
@@ -171,12 +184,16 @@ def step_answer(
     verdict a step verb shows: the steps read are those."""
     correction, scope = stored_correction(con)
     smallest = min([rules.threshold, *(value for _, value in rules.thresholds)])
-    selected = " AND ".join([*clauses, _NEEDS.get(steps, "true")])
+    needs, more = [_NEEDS.get(steps, "true")], []
+    if steps in _NEEDS:
+        needs.append(_SIGNIFICANT)
+        more = significance_bounds(correction, rules.q_level)
+    selected = " AND ".join([*clauses, *needs])
     found = _read(
         con,
         f"SELECT {_READ} FROM layer_steps WHERE {selected} AND NOT is_baseline "
         "AND abs(log_change) > ?",
-        [*params, math.log1p(smallest)],
+        [*params, *more, math.log1p(smallest)],
         correction,
         rules,
     )  # fixed names and clauses; the values are parameters
@@ -191,20 +208,22 @@ def new_steps(
     con: duckdb.DuckDBPyConnection,
     clauses: list[str],
     params: list[Any],
-    new: NewRunsLike,
+    new: NewRuns,
     rules: Rules,
 ) -> StoredSteps:
     """`kindex check`'s steps: every comparable step into a point `clauses` select that holds
-    one of the `new` runs (query/gate.py NewRuns), of an implementation measured against a
+    one of the `new` runs (query/new_runs.py), of an implementation measured against a
     baseline, with its verdict and q-value. The points last observed before the earliest new
     run hold none: a whole-lake check looked for the new runs in every step's runs (0.13 s of
     0.14 s at 1M runs)."""
     correction, _ = stored_correction(con)
     selected = " AND ".join(clauses) or "true"
     known = [e for e in new.environments if e is not None]
+    holding = None if new.alone else new.run_ids
     return _read(
         con,
-        f"SELECT {_READ}, run_ids FROM layer_steps WHERE ({selected}) AND NOT is_baseline "
+        f"SELECT {_READ}{'' if holding is None else ', run_ids'} FROM layer_steps "
+        f"WHERE ({selected}) AND NOT is_baseline "
         "AND comparable AND (? OR list_contains(?::VARCHAR[], environment_digest)) "
         "AND (?::TIMESTAMP IS NULL OR to_observed >= ?::TIMESTAMP) "
         "AND (? OR list_contains(?::VARCHAR[], kernel))",
@@ -219,7 +238,7 @@ def new_steps(
         ],
         correction,
         rules,
-        holding=new.run_ids,
+        holding=holding,
     )  # fixed names and clauses; the values are parameters
 
 

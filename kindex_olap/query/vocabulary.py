@@ -32,13 +32,15 @@ def load_vocabulary(con: duckdb.DuckDBPyConnection) -> Vocabulary:
     if any(listed is None for listed in files):  # a connection without kindex's variables
         return read_vocabulary(con)
     digest = hashlib.sha256(json.dumps(files).encode()).hexdigest()[:32]
+    if (held := _HELD.get(digest)) is not None:
+        return held  # read by this process before (the file's read and decode: 1-3 ms)
     folder = cache_folder() / "vocabulary"
     path = folder / f"{digest}.json"
     try:
-        return _decoded(json.loads(path.read_text()))
+        return _held(digest, _decoded(json.loads(path.read_text())))
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    vocabulary = read_vocabulary(con)
+    vocabulary = _held(digest, read_vocabulary(con))
     from kindex_olap.atomic import write_atomic  # only on a miss: not on every cold start
 
     try:
@@ -47,6 +49,17 @@ def load_vocabulary(con: duckdb.DuckDBPyConnection) -> Vocabulary:
         prune(folder, "*.json", KEEP)
     except OSError:
         pass  # no cache: the next process reads the lake again
+    return vocabulary
+
+
+# the vocabularies this process read, by their lake commit's files (one lake commit at a time,
+# as a session reads them)
+_HELD: dict[str, Vocabulary] = {}
+
+
+def _held(digest: str, vocabulary: Vocabulary) -> Vocabulary:
+    _HELD.clear()
+    _HELD[digest] = vocabulary
     return vocabulary
 
 

@@ -87,11 +87,12 @@ def run_check(
     spark: SparkSession | None = None,
 ) -> CheckResult:
     """`kindex check --engine spark`: query/run.py run_check's steps, the history on Spark.
-    Which runs are new (the lake's log and the files a commit added, query/gate.py new_runs)
+    Which runs are new (the lake's log and the files a commit added, query/new_runs.py)
     is read as the vocabulary is, by kindex's own reader."""
     from kindex_olap.query.engine import connect, snapshot_of
-    from kindex_olap.query.gate import gate_result, new_runs
+    from kindex_olap.query.gate import gate_result
     from kindex_olap.query.history import check_by
+    from kindex_olap.query.new_runs import new_runs
     from kindex_olap.query.run import check_question
     from kindex_olap.spark import history
 
