@@ -242,3 +242,33 @@ def test_the_new_runs_are_the_same_after_a_compaction(
     rewritten = run_check("", lake, since="1")
     assert rewritten.what == appended.what == "runs added after lake commit 1"
     assert (rewritten.steps, rewritten.regressions) == (appended.steps, appended.regressions)
+
+
+def test_a_check_that_skips_the_steps_run_ids_tests_the_same_steps(
+    liger_history_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When no other run of the new runs' kernels and GPUs was observed since the earliest of
+    them (NewRuns.alone), a check reads no run ids: every step into a point observed since then
+    holds a new run. The same steps and verdicts as matching each step's run ids."""
+    import dataclasses
+
+    from kindex_olap.query import new_runs, stored
+    from kindex_olap.query.engine import connect, snapshot_of
+
+    lake, _ = _planted_lake(liger_history_lake, tmp_path, 1.5)
+    with connect(lake) as con:
+        found = new_runs._new_runs(con, snapshot_of(lake), None)
+    assert found.alone and found.earliest is not None
+    skipped = run_check("", lake)
+    calls = []
+
+    def matching(*args: Any) -> Any:
+        calls.append(args)
+        return dataclasses.replace(found, alone=False)
+
+    monkeypatch.setattr(new_runs, "_new_runs", matching)
+    monkeypatch.setattr(stored, "_KEPT", {})  # what the first check kept for the lake commit
+    matched = run_check("", lake)
+    assert calls, "the second check did not find its new runs again"
+    assert len(skipped.steps) >= 20
+    assert (skipped.steps, skipped.regressions) == (matched.steps, matched.regressions)
