@@ -27,7 +27,8 @@ call. Every path runs in its own process.
 
 `--before DIR` runs every kindex path also with the code of another checkout (PYTHONPATH=DIR),
 alternating before and after, and prints after/before ratios; `--library-only` leaves out the
-CLI paths (whose time is mostly the layers' update at 100k).
+CLI paths (whose time is mostly the layers' update at 100k); `--add-rounds N` adds 1k bundles N
+times with each version (default 2) and prints the median time inside the call of each.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 
 from synthetic import write_files, write_jsonl
 
@@ -212,6 +214,7 @@ class Options:
     before: Path | None = None  # a checkout whose code is measured too, for before/after ratios
     library_only: bool = False  # leave out the CLI paths (the layers' update)
     no_baselines: bool = False  # leave out the two DuckDB baselines (a 5M memory run)
+    add_rounds: int = 2  # additions of 1k measured per version of the code
 
 
 def versions(options: Options, rounds: int = 1) -> list[tuple[str, Path | None]]:
@@ -234,6 +237,7 @@ def library(
     """Ingest as a library call without the layers' update, with each version of the code
     (alternating), into a fresh lake (or, not `fresh`, into `lake` as it is: one input each)."""
     measured: dict[str, list[Measured]] = {}
+    inside: dict[str, list[tuple[float, float]]] = {}  # the call's own wall and CPU seconds
     # fresh: one input, once per version; else one input per run, the versions alternating
     rounds = 1 if fresh else len(inputs) // len(versions(options))
     for number, (version, code) in enumerate(versions(options, rounds)):
@@ -245,6 +249,7 @@ def library(
         report(f"{label} {version}".rstrip(), n, m, baselines)
         # the last line: DuckDB may print its progress bar to stdout before it (the before code)
         call_wall, call_cpu = (float(x) for x in m.stdout.splitlines()[-1].split())
+        inside.setdefault(version, []).append((call_wall, call_cpu))
         print(f"{'    inside the call':<46} {'':>11} {call_wall:7.2f} s  cpu {call_cpu:7.2f} s")
     if options.before:  # summed over the rounds
         b, a = measured["before"], measured["after"]
@@ -255,6 +260,14 @@ def library(
             f"{'    after / before':<46} {'':>11} wall {wall:5.2f}   cpu {cpu:5.2f}   rss {rss:5.2f}",
             flush=True,
         )
+        for version, calls in inside.items():
+            walls = sorted(w for w, _ in calls)
+            cpus = sorted(c for _, c in calls)
+            print(
+                f"{f'    inside the call, {version}':<46} {'':>11} median {median(walls):.3f} s "
+                f"(min {walls[0]:.3f}, max {walls[-1]:.3f}), cpu median {median(cpus):.3f} s",
+                flush=True,
+            )
 
 
 def measure_baselines(n: int, jsonl: Path, work: Path) -> tuple[Measured, Measured]:
@@ -299,9 +312,9 @@ def run(n: int, work: Path, options: Options) -> None:
             extra = write_jsonl(1000, work / "extra.jsonl", start=n + 10_000_000)
             measured = timed(kindex("ingest", str(extra), "--lake", str(lake)))
             report(f"add 1k new bundles to the {n:,}-run lake", 1000, measured)
-        extras = [  # fresh bundles for each version of the code, twice, added to the same lake
+        extras = [  # fresh bundles for each version of the code, add_rounds times, to the same lake
             write_jsonl(1000, work / f"extra-{number}.jsonl", start=n + (2 + number) * 10**7)
-            for number, _ in enumerate(versions(options, 2))
+            for number, _ in enumerate(versions(options, options.add_rounds))
         ]
         label = (
             "  the same, library call, no layers' update" if cli else "add 1k, library, no layers"
@@ -336,10 +349,18 @@ def main() -> None:
         action="store_true",
         help="leave out the DuckDB baselines (for a memory run at 5M)",
     )
+    parser.add_argument(
+        "--add-rounds",
+        type=int,
+        default=2,
+        help="additions of 1k bundles per version of the code (each to the lake as it is then)",
+    )
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     before = args.before.resolve() if args.before else None
-    options = Options(args.only, args.jsonl, before, args.library_only, args.no_baselines)
+    options = Options(
+        args.only, args.jsonl, before, args.library_only, args.no_baselines, args.add_rounds
+    )
     with tempfile.TemporaryDirectory(dir=args.work) as scratch:
         for n in args.n:
             run(n, Path(scratch), options)

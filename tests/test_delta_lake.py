@@ -172,6 +172,44 @@ def test_partition_folder_names_are_what_duckdb_writes_and_reads(tmp_path: Path)
         assert con.execute(hive, [str(path)]).fetchall() == [(value,)]
 
 
+def test_append_partitioned_writes_in_place_what_write_relation_writes(tmp_path: Path) -> None:
+    """Ingest's runs and measurements go straight into their partition folders: one file per
+    partition, in the folder `partition_folder` names, without the partition columns, sorted,
+    and each call in a transaction returns only its own files."""
+    from kindex_olap.lake.transaction import (
+        Transaction,
+        append_partitioned,
+        partition_folder,
+        partition_values,
+        transaction,
+    )
+
+    values = ["liger-kernel-bench", "lab/é 100%=x", "a b", None]
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE m AS SELECT v AS source, 2025 AS year, 'r' || i::VARCHAR AS run_id, "
+        "'latency' AS metric FROM unnest(?) AS t(v), range(3) AS r(i)",
+        [values],
+    )
+    with transaction(Lake(tmp_path / "lake")) as tx:
+        assert isinstance(tx, Transaction)
+        first = append_partitioned(
+            tx, "measurements", con.sql("SELECT * FROM m ORDER BY run_id DESC")
+        )
+        second = append_partitioned(tx, "measurements", con.sql("SELECT * FROM m LIMIT 1"))
+        written = tx.written("measurements")
+    assert (first, second) == (len(values), 1) and len(written) == len(values) + 1
+    root = tmp_path / "lake" / "measurements"
+    for path in written[: len(values)]:
+        found = partition_values(path.relative_to(root))
+        assert path.parent == root / f"source={partition_folder(found['source'])}" / "year=2025"
+        assert path.name.startswith(f"part-{tx.id:08d}-{tx.token}-")
+        rows = con.execute("SELECT * FROM read_parquet(?, hive_partitioning = false)", [str(path)])
+        assert [d[0] for d in rows.description] == ["run_id", "metric"]
+        assert rows.fetchall() == [(f"r{i}", "latency") for i in range(3)]
+    assert {partition_values(p.relative_to(root))["source"] for p in written} == set(values)
+
+
 # -- lake commits and time travel -------------------------------------------------------------
 
 

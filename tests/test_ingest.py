@@ -440,3 +440,23 @@ def test_file_rows_are_the_same_through_json_lines_and_arrow(
     json_rows, arrow_rows = file_rows(tmp_path / "json"), file_rows(tmp_path / "arrow")
     assert json_rows == arrow_rows
     assert len(json_rows) == 3 and all(r["documents"] == 1 for r in json_rows)
+
+
+@pytest.mark.parametrize("few_bytes", [8 * 1024 * 1024, 0])
+def test_few_rejects_and_spilled_rejects_are_the_same_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, few_bytes: int
+) -> None:
+    """A few rejects go to the rejects table straight from JSON Lines (RejectSpill.few); more
+    text than FEW_REJECT_BYTES goes through a Parquet part: the same rows either way."""
+    from kindex_olap.ingestion import rejects
+
+    monkeypatch.setattr(rejects, "FEW_REJECT_BYTES", few_bytes)
+    source = tmp_path / "mixed.jsonl"
+    source.write_bytes(b'{"broken": true}\nnot json\n\n[1, 2]\n')
+    report = ingest([source], tmp_path / "lake")
+    assert report.rejected == 3
+    kept = rows(tmp_path / "lake", "rejects")
+    assert [(r["source_file"], r["line"]) for r in kept] == [(str(source), n) for n in (1, 2, 4)]
+    assert [r["text"] for r in kept] == ['{"broken": true}', "not json", "[1, 2]"]
+    assert all(r["reason"] and r["rejected_at"] is not None for r in kept)
+    assert not list((tmp_path / "lake" / "_kindex").glob("staging/*"))

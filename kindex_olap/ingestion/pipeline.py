@@ -336,7 +336,11 @@ class _Ingest:
         self.report.runs_added, self.report.duplicates = self.writer.finish(self.skipped_seq_blocks)
         self.report.dimensions_added += self.writer.write_dimensions(self.dimensions)
         self._serving(serving)
-        self.writer.write_rejects(self.reject_rows.parts())
+        few = self.reject_rows.few()
+        if few is not None:
+            self.writer.write_few_rejects(few)
+        else:
+            self.writer.write_rejects(self.reject_rows.parts())
         self.writer.write_files(list(self.file_rows.values()))
         self.report.warnings += [
             f"{path}: no document in this file"

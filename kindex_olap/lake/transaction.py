@@ -316,6 +316,54 @@ def write_relation(
             write_partition_columns=False,
         )
         written = tx.adopt_partitioned(table, out)
+    _record(tx, table, written, replace, partitions)
+    return len(written)
+
+
+def append_partitioned(tx: Transaction, table: str, relation: Any) -> int:
+    """Add a DuckDB relation of a partitioned table's rows (all columns) as `write_relation`
+    does (sorted, one file per partition, without the partition columns), written by DuckDB
+    straight into the table's partition folders: not into the staging folder and moved from
+    there, whose folders (five for a table in three partitions) cost adding 1k runs 10-40 ms to
+    create and remove (ext4). DuckDB spells the folders as `partition_folder` does; a file in a
+    folder spelt otherwise is moved to the usual one. Returns the files written."""
+    partition_by = PARTITIONED[table]
+    root = tx.lake.table_path(table)
+    prefix = f"part-{tx.id:08d}-{tx.token}-"
+    ordered = relation.query("rows", f"SELECT * FROM rows {order_clause(table)}")
+    ordered.write_parquet(
+        str(root),
+        compression="zstd",
+        row_group_size=ROW_GROUP_ROWS,
+        partition_by=partition_by,
+        write_partition_columns=False,
+        append=True,
+        filename_pattern=prefix + "{uuid}",
+    )
+    before = set(tx.written(table))
+    written = []
+    for path in sorted(root.glob("*/" * len(partition_by) + f"{prefix}*.parquet")):
+        if path in before:
+            continue
+        values = partition_values(path.relative_to(root))
+        folder = root.joinpath(*(f"{k}={partition_folder(v)}" for k, v in values.items()))
+        if path.parent != folder:
+            final = tx.new_file_name(table, values)
+            os.replace(path, final)
+            path = final
+        written.append(path)
+    _record(tx, table, written)
+    return len(written)
+
+
+def _record(
+    tx: Transaction,
+    table: str,
+    written: list[Path],
+    replace: bool = False,
+    partitions: set[str | None] | None = None,
+) -> None:
+    """Make the written files part of `table` as `write_relation` was asked to."""
     if replace:
         tx.replace(table, written)
     elif partitions is not None:
@@ -323,4 +371,3 @@ def write_relation(
     else:
         for path in written:
             tx.add(table, path)
-    return len(written)
