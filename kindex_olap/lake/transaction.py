@@ -308,16 +308,23 @@ def write_relation(
         written = [path]
     else:
         out = tx.staging / f"{table}-{uuid.uuid4().hex[:8]}"
-        ordered.write_parquet(
-            str(out),
-            compression="zstd",
-            row_group_size=ROW_GROUP_ROWS,
-            partition_by=partition_by,
-            write_partition_columns=False,
-        )
+        _write_partitioned(ordered, out, partition_by)
         written = tx.adopt_partitioned(table, out)
     _record(tx, table, written, replace, partitions)
     return len(written)
+
+
+def _write_partitioned(ordered: Any, folder: Path, partition_by: list[str], **more: Any) -> None:
+    """`ordered`'s rows as one file per partition under `folder`, without the partition
+    columns, in row groups of ROW_GROUP_ROWS, zstd."""
+    ordered.write_parquet(
+        str(folder),
+        compression="zstd",
+        row_group_size=ROW_GROUP_ROWS,
+        partition_by=partition_by,
+        write_partition_columns=False,
+        **more,
+    )
 
 
 def append_partitioned(tx: Transaction, table: str, relation: Any) -> int:
@@ -331,14 +338,8 @@ def append_partitioned(tx: Transaction, table: str, relation: Any) -> int:
     root = tx.lake.table_path(table)
     prefix = f"part-{tx.id:08d}-{tx.token}-"
     ordered = relation.query("rows", f"SELECT * FROM rows {order_clause(table)}")
-    ordered.write_parquet(
-        str(root),
-        compression="zstd",
-        row_group_size=ROW_GROUP_ROWS,
-        partition_by=partition_by,
-        write_partition_columns=False,
-        append=True,
-        filename_pattern=prefix + "{uuid}",
+    _write_partitioned(
+        ordered, root, partition_by, append=True, filename_pattern=f"{prefix}{{uuid}}"
     )
     before = set(tx.written(table))
     written = []
