@@ -80,3 +80,25 @@ def test_the_split_declines_what_only_the_stream_can_say(monkeypatch: pytest.Mon
     monkeypatch.setenv("KINDEX_MAX_BLANK_LINES", "2")
     assert sources._split_range(b"\n\n", 2) is None
     assert sources._split_range(b"\n", 1) == [b""]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("a.jsonl", ("lines", None)),
+        ("a.NDJSON.zst", ("lines", "zst")),
+        ("a.b.json.gz", ("json", "gz")),
+        ("a.txt", ("text", None)),
+        ("a.gz", ("text", "gz")),
+        (".json", ("text", None)),
+        ("..a.jsonl", ("lines", None)),
+        ("a.jsonl.", ("text", None)),
+        ("noext", ("text", None)),
+        ("/d.jsonl/a", ("text", None)),
+    ],
+)
+def test_format_of_names_with_a_shared_tail(name: str, expected: tuple[str, str | None]) -> None:
+    # _format_of keeps its answer per tail (what follows the first dot): a name is still judged
+    # by its own last two suffixes, the same tail twice gives the same answer.
+    assert sources._format_of(name) == expected
+    assert sources._format_of("/other/" + name.rsplit("/", 1)[-1]) == expected
