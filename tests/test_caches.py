@@ -79,7 +79,7 @@ def test_a_locked_connection_leaves_another_free(
 def test_a_lake_commits_vocabulary_is_read_once_then_from_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kindex_olap.query import vocabulary
+    from kindex_olap.query import kept
     from kindex_olap.query.vocabulary import load_vocabulary, read_vocabulary
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -94,7 +94,7 @@ def test_a_lake_commits_vocabulary_is_read_once_then_from_the_cache(
     planted["kernels"] = ["jsd", "planted"]
     stored.write_text(json.dumps(planted))
     assert load_vocabulary(connect(lake, lean=True)).kernels == ("jsd",)
-    monkeypatch.setattr(vocabulary, "_HELD", {})  # as a new process
+    monkeypatch.setattr(kept, "_KEPT", {})  # as a new process
     assert load_vocabulary(connect(lake, lean=True)).kernels == ("jsd", "planted")
     # a new lake commit lists other files: its vocabulary is read from the lake
     other = c.run("liger", kernel="geglu", median=2.0e6, p20=1.9e6, p80=2.1e6)

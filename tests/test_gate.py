@@ -252,7 +252,7 @@ def test_a_check_that_skips_the_steps_run_ids_tests_the_same_steps(
     holds a new run. The same steps and verdicts as matching each step's run ids."""
     import dataclasses
 
-    from kindex_olap.query import new_runs, stored
+    from kindex_olap.query import kept, new_runs
     from kindex_olap.query.engine import connect, snapshot_of
 
     lake, _ = _planted_lake(liger_history_lake, tmp_path, 1.5)
@@ -267,7 +267,7 @@ def test_a_check_that_skips_the_steps_run_ids_tests_the_same_steps(
         return dataclasses.replace(found, alone=False)
 
     monkeypatch.setattr(new_runs, "_new_runs", matching)
-    monkeypatch.setattr(stored, "_KEPT", {})  # what the first check kept for the lake commit
+    monkeypatch.setattr(kept, "_KEPT", {})  # what the first check kept for the lake commit
     matched = run_check("", lake)
     assert calls, "the second check did not find its new runs again"
     assert len(skipped.steps) >= 20

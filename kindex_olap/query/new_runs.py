@@ -37,7 +37,8 @@ class NewRuns:
 def new_runs(con: duckdb.DuckDBPyConnection, snapshot: Snapshot, since: str | None) -> NewRuns:
     """The runs a check tests, kept while the lake commit's runs files stay those read: finding
     them reads the Delta log twice through delta-rs (23 of a warm check's 80 ms at 1M runs)."""
-    from kindex_olap.query.stored import kept, layer_files
+    from kindex_olap.query.kept import kept
+    from kindex_olap.query.stored import layer_files
 
     key = (str(snapshot.lake), str(snapshot.id), since or "", *layer_files(con, "runs_files"))
     return kept("new_runs", key, lambda: _new_runs(con, snapshot, since))

@@ -6,9 +6,8 @@ file is never rewritten, so a new lake commit that changes a layer changes its l
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -16,20 +15,8 @@ from numpy.typing import NDArray
 
 from kindex_olap.errors import QueryError
 from kindex_olap.query.correction import Correction, Scope
+from kindex_olap.query.kept import kept
 from kindex_olap.query.steps import Columns
-
-T = TypeVar("T")
-# what each lake commit's stored layers say, by kind: one lake commit at a time
-_KEPT: dict[str, tuple[tuple[str, ...], Any]] = {}
-
-
-def kept(kind: str, key: tuple[str, ...], compute: Callable[[], T]) -> T:
-    """`compute()`, kept for `kind` while the layers' files `key` stay those read."""
-    held = _KEPT.get(kind)
-    if held is None or held[0] != key:
-        held = _KEPT[kind] = (key, compute())
-    value: T = held[1]
-    return value
 
 
 def version_order(con: duckdb.DuckDBPyConnection, stored: bool = False) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from kindex_olap.cache import cache_folder, prune
+from kindex_olap.query.kept import kept
 from kindex_olap.query.shorthand import Gpu, Vocabulary
 
 # the tables the vocabulary reads (their *_files variables: kindex_olap.lake.tables.set_files)
@@ -32,15 +33,19 @@ def load_vocabulary(con: duckdb.DuckDBPyConnection) -> Vocabulary:
     if any(listed is None for listed in files):  # a connection without kindex's variables
         return read_vocabulary(con)
     digest = hashlib.sha256(json.dumps(files).encode()).hexdigest()[:32]
-    if (held := _HELD.get(digest)) is not None:
-        return held  # read by this process before (the file's read and decode: 1-3 ms)
+    # held by this process once read (the file's read and decode: 1-3 ms of every check)
+    return kept("vocabulary", (digest,), lambda: _cached(con, digest))
+
+
+def _cached(con: duckdb.DuckDBPyConnection, digest: str) -> Vocabulary:
+    """The vocabulary the cache file of `digest` holds, else read from the lake and stored."""
     folder = cache_folder() / "vocabulary"
     path = folder / f"{digest}.json"
     try:
-        return _held(digest, _decoded(json.loads(path.read_text())))
+        return _decoded(json.loads(path.read_text()))
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    vocabulary = _held(digest, read_vocabulary(con))
+    vocabulary = read_vocabulary(con)
     from kindex_olap.atomic import write_atomic  # only on a miss: not on every cold start
 
     try:
@@ -49,17 +54,6 @@ def load_vocabulary(con: duckdb.DuckDBPyConnection) -> Vocabulary:
         prune(folder, "*.json", KEEP)
     except OSError:
         pass  # no cache: the next process reads the lake again
-    return vocabulary
-
-
-# the vocabularies this process read, by their lake commit's files (one lake commit at a time,
-# as a session reads them)
-_HELD: dict[str, Vocabulary] = {}
-
-
-def _held(digest: str, vocabulary: Vocabulary) -> Vocabulary:
-    _HELD.clear()
-    _HELD[digest] = vocabulary
     return vocabulary
 
 
