@@ -17,6 +17,14 @@ from kindex_olap.errors import LakeError
 if TYPE_CHECKING:
     import pyarrow as pa
 
+# The version of the rules the layers are computed by (the noise model, the pairing, the step
+# tests): raise it with any change of what a layer holds for the same runs. A lake commit
+# records the version its layers were computed by (its summary's "layer_rules"; 1 where none
+# is recorded); one recorded by other rules is read with live views and the next lake commit
+# rebuilds its layers whole (`kindex migrate` does so at once). 2: a point of several runs is
+# never judged noisier than its class floor's share allows (sql/views/noise.sql).
+LAYER_RULES = 2
+
 # The layers (sql/schema/tables.sql, kindex_olap.layers): derived from the tables above by the
 # same lake commit; a lake written before them records none, and is read with live views.
 LAYERS = (

@@ -56,5 +56,9 @@ def test_planted_slowdown_flagged_and_twin_not_over_20_repetitions(tmp_path: Pat
     # baseline: judged, not listed)
     assert len(steps) == 20 * 2 * 2 * 2
     print(f"planted flagged {planted_hits} of 20, twin {twin_hits} of 20")
-    assert planted_hits >= 19, (planted_hits, twin_hits)
+    # 18: a point of three runs is judged by at least its class floor's share for three runs
+    # (sql/views/noise.sql kindex_side_noise), not by their spread alone where that is
+    # narrower; two repetitions' 20 % steps then fall short of q <= 0.01 (19 before; 3 rounds
+    # at 5 % noise are about the least that separates 20 %: docs/bench.md)
+    assert planted_hits >= 18, (planted_hits, twin_hits)
     assert twin_hits <= 1, (planted_hits, twin_hits)

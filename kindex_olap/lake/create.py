@@ -57,9 +57,11 @@ def write_format(root: Path, version: int) -> None:
     write_atomic(root / FORMAT_FILE, (text + "\n").encode())
 
 
-def write_empty_tables(folder: Path) -> None:
-    """One empty Parquet file per table (all its columns), for views over a table without data."""
-    tables = [t for t in TABLES if not (folder / f"{t}.parquet").is_file()]
+def write_empty_tables(folder: Path, again: tuple[str, ...] = ()) -> None:
+    """One empty Parquet file per table (all its columns), for views over a table without data;
+    those of the tables `again` written again (a full build of the layers: their columns may
+    have changed since the lake was created)."""
+    tables = [t for t in TABLES if t in again or not (folder / f"{t}.parquet").is_file()]
     if not tables:
         return
     import duckdb

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kindex_olap import schema
 from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, LakeError
 from kindex_olap.schema import LAYERS, TABLES, check_table
 
@@ -58,9 +59,17 @@ class Snapshot:
 
     @property
     def has_layers(self) -> bool:
-        """Whether this lake commit recorded the layers (kindex_olap.layers): a lake commit
-        written before them did not, and is read with the same views computed live."""
-        return all(table in self.versions for table in LAYERS)
+        """Whether this lake commit recorded the layers (kindex_olap.layers) by today's rules:
+        a lake commit written before them, or whose layers other rules computed, is read with
+        the same views computed live."""
+        return self.layer_rules == schema.LAYER_RULES and all(
+            table in self.versions for table in LAYERS
+        )
+
+    @property
+    def layer_rules(self) -> int:
+        """The version of the rules this lake commit's layers were computed by (schema.py)."""
+        return int(self.summary.get("layer_rules", 1))
 
     def files(self, table: str) -> list[str]:
         """Absolute paths of `table`'s data files (its empty file when it holds no data)."""

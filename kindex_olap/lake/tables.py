@@ -41,9 +41,12 @@ SORT_ORDER = {
     "layer_speedups": "kernel, environment_digest, pass, workload_digest, candidate",
     # each test's p-values in order: a correction sorts the runs of every file (a merge)
     "layer_step_tests": "test, pvalue",
-    # a kernel's steps in few row groups (the step verbs filter by kernel), each series' steps
-    # in order
-    "layer_steps": "kernel, series_order, point_index, series",
+    # the steps into points of the partition's newest ingest first (a check of new runs reads
+    # those row groups alone: to_ingested's statistics), then a kernel's steps in few row groups
+    # (the step verbs filter by kernel), each series' steps in order
+    "layer_steps": "to_ingested IS NOT DISTINCT FROM "
+    "max(to_ingested) OVER (PARTITION BY environment_digest) DESC, "
+    "kernel, series_order, point_index, series",
 }
 # Small row groups let min/max statistics of the sorted columns skip most of a file for a
 # filtered query (bench/layout.py: 3x faster for one kernel on one GPU than 122,880-row groups).

@@ -69,6 +69,9 @@ class Transaction:
         # A DuckDB connection the commit may use (an ingest's work database): a new database
         # instance costs 25-70 ms, a small ingest's largest fixed cost.
         self.duckdb: Any = None
+        # the rules the layers this commit records were computed by: the base's, unless the
+        # layers' update (kindex_olap.layers.build) computes them
+        self.layer_rules = base.layer_rules
 
     def new_file_name(self, table: str, partition: dict[str, Any] | None = None) -> Path:
         """A fresh, collision-free data file path inside `table`'s folder."""
@@ -124,6 +127,7 @@ class Transaction:
             "kindex.operation": self.operation,
         }
         versions = dict(self.base.versions)
+        summary = {**summary, "layer_rules": self.layer_rules}
         rows = row_counts([path for paths in self._added.values() for path in paths], self.duckdb)
         for table in COMMIT_ORDER:
             if table == "runs":
@@ -149,8 +153,12 @@ class Transaction:
 
     def pending(self) -> Snapshot:
         """The lake commit this transaction would make, as a reader will see it (its files;
-        versions and layers as the base recorded them): what the layers are computed from."""
-        return Snapshot(self.lake.root, self.id, self._tables_after(), dict(self.base.versions))
+        versions and layers as the base recorded them, the layers' rules as this commit will
+        record them): what the layers are computed from."""
+        summary = {"layer_rules": self.layer_rules}
+        return Snapshot(
+            self.lake.root, self.id, self._tables_after(), dict(self.base.versions), None, summary
+        )
 
     def _tables_after(self) -> dict[str, list[str]]:
         return {
@@ -300,8 +308,12 @@ def write_relation(
     the partition columns (Delta keeps them in the paths). replace: the files become the whole
     table; partitions: the whole of those partitions (Transaction.replace_partitions). Returns
     the files written."""
-    ordered = relation.query("rows", f"SELECT * FROM rows {order_clause(table)}")
     partition_by = PARTITIONED.get(table)
+    if partition_by is not None and len(partition_by) == 1:
+        written = _write_each_partition(tx, table, relation, partition_by[0])
+        _record(tx, table, written, replace, partitions)
+        return len(written)
+    ordered = relation.query("rows", f"SELECT * FROM rows {order_clause(table)}")
     if partition_by is None:
         path = tx.new_file_name(table)
         ordered.write_parquet(str(path), compression="zstd", row_group_size=ROW_GROUP_ROWS)
@@ -312,6 +324,35 @@ def write_relation(
         written = tx.adopt_partitioned(table, out)
     _record(tx, table, written, replace, partitions)
     return len(written)
+
+
+def _write_each_partition(tx: Transaction, table: str, relation: Any, column: str) -> list[Path]:
+    """`relation`'s rows as one sorted file per value of `table`'s partition `column`, each
+    written on its own. DuckDB's partitioned write interleaves its threads' sorted rows within
+    a partition: a 200k-row partition of layer_steps at 1M runs held 2,167 runs of one kernel
+    instead of 40, so the min/max statistics the order is for skipped nothing (one write per
+    partition: as fast on 2 threads, 0.39 s against 0.37 s for 1.8M rows in 9 partitions)."""
+    held = f"kindex_write_{uuid.uuid4().hex[:8]}"  # names from constants and a random hex
+    relation.query(
+        "rows", f"CREATE TEMP TABLE {held} AS SELECT *, dense_rank() OVER (ORDER BY {column}) "
+        "AS kindex_partition FROM rows"
+    ).fetchall()  # fmt: skip
+    try:
+        values = relation.query(
+            "rows", f"SELECT DISTINCT kindex_partition, {column} FROM {held}"
+        ).fetchall()
+        written = []
+        for number, value in values:
+            path = tx.new_file_name(table, {column: value})
+            relation.query(
+                "rows",
+                f"SELECT * EXCLUDE ({column}, kindex_partition) FROM {held} "
+                f"WHERE kindex_partition = {int(number)} {order_clause(table)}",
+            ).write_parquet(str(path), compression="zstd", row_group_size=ROW_GROUP_ROWS)
+            written.append(path)
+        return written
+    finally:
+        relation.query("rows", f"DROP TABLE IF EXISTS {held}").fetchall()
 
 
 def _write_partitioned(ordered: Any, folder: Path, partition_by: list[str], **more: Any) -> None:

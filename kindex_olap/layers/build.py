@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 import duckdb
 
-from kindex_olap.lake.store import Lake
+from kindex_olap import schema
+from kindex_olap.lake.create import write_empty_tables
+from kindex_olap.lake.store import LAYERS, Lake
 from kindex_olap.lake.tables import scan_sql
 from kindex_olap.lake.transaction import Transaction, transaction, write_relation
 from kindex_olap.layers.connection import layer_connection
@@ -64,6 +66,8 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
         if touched is not None and _every_environment(con, touched):
             touched = None  # one full build costs less than replacing every partition
         everything = touched is None
+        if everything:  # today's columns for the layers' empty files (read where none is written)
+            write_empty_tables(tx.lake.meta / "empty", again=LAYERS)
         partitions: set[str | None] | None = None if touched is None else set(touched)
         rows: dict[str, int] = {}
         if touched is not None:
@@ -96,7 +100,9 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
         moved = None if touched is None else _floors_moved(con, touched)
         write_relation(tx, NOISE_MODEL, con.table(f"fresh_{NOISE_MODEL}"), replace=True)
         rows[POINTS], reordered = write_points(con, tx, touched)
-        # last: they read the layers written above
+        # last: they read the layers written above, by today's rules (what this lake commit
+        # records; until now its pending snapshot read the base's layers as the base recorded)
+        tx.layer_rules = schema.LAYER_RULES
         read_written_layers(con, tx)
         rows.update(write_step_tests(con, tx, None if reordered else moved))
         rows.update(write_whole(con, tx, moved))
@@ -192,8 +198,9 @@ def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
 
 
 def build_missing(lake: Lake, lock_timeout: float = 600.0) -> LayerReport | None:
-    """Give a lake written before the layers its layers, as a lake commit of their own
-    (`kindex migrate`); None when its newest lake commit has them already."""
+    """Give a lake written before the layers, or whose layers other rules computed
+    (schema.LAYER_RULES), today's layers, as a lake commit of their own (`kindex migrate`);
+    None when its newest lake commit has them already."""
     with transaction(lake, "layers", timeout=lock_timeout) as tx:
         if tx.base.has_layers or tx.base.id == 0:
             return None

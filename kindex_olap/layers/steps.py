@@ -81,7 +81,8 @@ def write_steps(
     try:
         relation = con.sql(
             f"SELECT {selected} FROM fresh_layer_steps s "
-            "JOIN history_source p USING (series_key, point_key)"
+            "JOIN history_source p USING (series_key, point_key) "
+            f"LEFT JOIN ({_INGESTED}) i USING (series_key, point_key)"
         )  # names and types from tables.sql
         write_relation(tx, TABLE, relation, replace=partitions is None, partitions=partitions)
     finally:
@@ -99,8 +100,16 @@ STEP_ID = (
     )
     + ")), 12)"
 )
+# when each later point's newest run was ingested
+_INGESTED = (
+    "SELECT h.series_key, h.point_key, max(r.ingested_at) AS to_ingested FROM ("
+    "SELECT series_key, point_key, unnest(run_ids) AS run_id FROM history_source "
+    "SEMI JOIN fresh_layer_steps USING (series_key, point_key)) h "
+    "JOIN run_rows r USING (run_id) GROUP BY h.series_key, h.point_key"
+)
 # the columns not computed in Python: the later point's, the series key's order, the step's id
 _SOURCES = {
+    "to_ingested": "i.to_ingested",
     "environment_digest": "p.environment_digest",
     "dtype": "p.dtype",
     "axes": "p.axes",

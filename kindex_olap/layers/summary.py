@@ -35,7 +35,10 @@ def read_written_layers(con: duckdb.DuckDBPyConnection, tx: Transaction) -> None
 
     pending = tx.pending()
     versions = {**pending.versions, **{t: pending.versions.get(t, 0) for t in LAYERS}}
-    read_layers(con, dataclasses.replace(pending, versions=versions))
+    tables = pending.tables
+    if not tx.base.has_layers:  # a full build: the base's layers (other rules) are not read
+        tables = {t: f for t, f in tables.items() if t not in LAYERS or tx.written(t)}
+    read_layers(con, dataclasses.replace(pending, versions=versions, tables=tables))
 
 
 def write_whole(

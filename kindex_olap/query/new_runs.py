@@ -32,6 +32,10 @@ class NewRuns:
     # every step into a point last observed since then holds one (a check need not read the
     # steps' run ids, 18 of its 40 ms at 1M runs)
     alone: bool = False
+    # the earliest ingested_at (None: one has none): a point that holds one has a run ingested
+    # at or after it, and the steps of a partition's newest ingest are stored first
+    # (layer_steps.to_ingested)
+    ingested: datetime | None = None
 
 
 def new_runs(con: duckdb.DuckDBPyConnection, snapshot: Snapshot, since: str | None) -> NewRuns:
@@ -69,19 +73,20 @@ def _new_runs(con: duckdb.DuckDBPyConnection, snapshot: Snapshot, since: str | N
 
 
 # what a check reads of its new runs
-NEW = "run_id, environment_digest, observed_at, kernel"
+NEW = "run_id, environment_digest, observed_at, kernel, ingested_at"
 
 
 def _runs(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any], what: str) -> NewRuns:
     """The runs `sql` selects (NEW)."""
     rows = con.execute(sql, params).fetchall()
-    kernels, dates = {r[3] for r in rows}, [r[2] for r in rows]
+    kernels, dates, ingested = {r[3] for r in rows}, [r[2] for r in rows], [r[4] for r in rows]
     new = NewRuns(
         [r[0] for r in rows],
         sorted({r[1] for r in rows}, key=str),
         what,
         None if None in kernels else sorted(kernels),
         min(dates) if dates and None not in dates else None,
+        ingested=min(ingested) if ingested and None not in ingested else None,
     )
     if new.kernels is None or new.earliest is None or None in new.environments:
         return new

@@ -213,9 +213,10 @@ def new_steps(
 ) -> StoredSteps:
     """`kindex check`'s steps: every comparable step into a point `clauses` select that holds
     one of the `new` runs (query/new_runs.py), of an implementation measured against a
-    baseline, with its verdict and q-value. The points last observed before the earliest new
-    run hold none: a whole-lake check looked for the new runs in every step's runs (0.13 s of
-    0.14 s at 1M runs)."""
+    baseline, with its verdict and q-value. The points last observed, or whose newest run was
+    ingested, before the earliest new run hold none: a whole-lake check looked for the new runs
+    in every step's runs (0.13 s of 0.14 s at 1M runs), and a partition's newest ingest is
+    stored first (read alone: to_ingested's statistics)."""
     correction, _ = stored_correction(con)
     selected = " AND ".join(clauses) or "true"
     known = [e for e in new.environments if e is not None]
@@ -226,6 +227,7 @@ def new_steps(
         f"WHERE ({selected}) AND NOT is_baseline "
         "AND comparable AND (? OR list_contains(?::VARCHAR[], environment_digest)) "
         "AND (?::TIMESTAMP IS NULL OR to_observed >= ?::TIMESTAMP) "
+        "AND (?::TIMESTAMP IS NULL OR to_ingested >= ?::TIMESTAMP) "
         "AND (? OR list_contains(?::VARCHAR[], kernel))",
         [
             *params,
@@ -233,6 +235,8 @@ def new_steps(
             known,
             new.earliest,
             new.earliest,
+            new.ingested,
+            new.ingested,
             new.kernels is None,
             new.kernels or [],
         ],

@@ -522,7 +522,9 @@ CREATE TABLE layer_step_tests (
 -- computed at read time from these columns (query/stored_steps.py). Written with the step
 -- tests, from the same tests (kindex_olap.layers.step_tests), per environment. `regressions`,
 -- `improvements`, `changes` and `kindex check` read the steps they show from it instead of
--- reading their series' points and testing them again.
+-- reading their series' points and testing them again. to_ingested: when the later point's
+-- newest run was ingested (a check of new runs reads the steps ingested since the earliest of
+-- them: kindex_olap.lake.tables sorts the partition's newest ingest first).
 CREATE TABLE layer_steps (
     environment_digest VARCHAR,
     kernel             VARCHAR,
@@ -555,5 +557,6 @@ CREATE TABLE layer_steps (
     judged             BOOLEAN,
     comparable         BOOLEAN,
     changepoint        BOOLEAN,
-    cp_pvalue          DOUBLE
+    cp_pvalue          DOUBLE,
+    to_ingested        TIMESTAMP
 );

@@ -10,10 +10,11 @@
 -- point_index numbers the points in order. shown_only: only the series that hold a point the
 -- query selects or a new run (what the answers show).
 -- Each point's noise is the noise model's (sql/views/noise.sql, issue 17), as a log half-width that
--- holds 95 % of repeats: kindex_side_noise, i.e. with two or more runs their spread around the
--- point's median, with one run its share of the class floor of its environment (floor_source
--- says whether replicates, the pooled class or the documented default set it). A speedup point
--- of one run carries both sides' noise (kindex_pair_noise); of several, its speedups' spread.
+-- holds 95 % of repeats: kindex_side_noise, i.e. with one run its share of the class floor of
+-- its environment (floor_source says whether replicates, the pooled class or the documented
+-- default set it), with two or more their spread around the point's median but not less than
+-- the floor's share for that many runs. A speedup point of one run carries both sides' noise
+-- (kindex_pair_noise); of several, its speedups' spread, bounded below the same way.
 
 CREATE OR REPLACE MACRO history_points(version_order, by_run, shown_only) AS TABLE
 WITH
@@ -30,9 +31,15 @@ noisy AS (
            f.log_floors[kindex_latency_class_rank(p.median_ns)] AS log_floor,
            kindex_side_noise(p.median_ns, p.runs, p.min_ns, p.max_ns,
                              f.log_floors[kindex_latency_class_rank(p.median_ns)]) AS noise,
+           -- several speedups: their spread, never less than one pair's floor noise
+           -- (kindex_pair_noise of both sides' shares) for that many pairs
            CASE WHEN p.speedup_runs >= 2
                 THEN greatest(ln(p.speedup_max / p.speedup), ln(p.speedup / p.speedup_min),
-                              ln(1 + kindex_noise_min_floor()) / sqrt(2))
+                              ln(1 + kindex_noise_min_floor()) / sqrt(2),
+                              kindex_pair_noise(
+                                  f.log_floors[kindex_latency_class_rank(p.median_ns)],
+                                  f.log_floors[kindex_latency_class_rank(p.baseline_ns)])
+                              / sqrt(2 * p.speedup_runs))
                 ELSE kindex_pair_noise(
                     kindex_side_noise(p.median_ns, 1, p.median_ns, p.median_ns,
                                       f.log_floors[kindex_latency_class_rank(p.median_ns)]),
