@@ -286,7 +286,7 @@ def test_a_check_that_skips_the_steps_run_ids_tests_the_same_steps(
     them (NewRuns.alone), a check reads no run ids: every step into a point observed since then
     holds a new run. The same steps and verdicts as matching each step's run ids in every step
     whenever ingested (NewRuns.ingested unset), and the steps of each partition's newest ingest
-    are stored first, which is what lets a check read them alone."""
+    are stored in a file of their own, which is what lets a check read them alone."""
     import dataclasses
 
     from kindex_olap.query import kept, new_runs
@@ -310,13 +310,15 @@ def test_a_check_that_skips_the_steps_run_ids_tests_the_same_steps(
     assert len(skipped.steps) >= 20
     assert (skipped.steps, skipped.regressions) == (matched.steps, matched.regressions)
     assert found.ingested is not None
-    newest_first = 0
-    for path in (lake / "layer_steps").glob("*/*.parquet"):
-        times = duckdb.sql("SELECT to_ingested FROM read_parquet(?)", params=[str(path)])
-        column = [row[0] for row in times.fetchall()]
-        if column:
-            newest = max(column)
-            flags = [t == newest for t in column]
-            assert flags == sorted(flags, reverse=True), path  # the newest ingest's first
-            newest_first += newest == found.ingested and not all(flags)
-    assert newest_first >= 1  # a partition of the planted ingest's steps and older ones
+    with connect(lake) as con:
+        files = con.execute("SELECT getvariable('layer_steps_files')").fetchall()[0][0]
+    by_partition: dict[str, list[set[Any]]] = {}
+    for path in files:
+        times = duckdb.sql("SELECT DISTINCT to_ingested FROM read_parquet(?)", params=[path])
+        by_partition.setdefault(Path(path).parent.name, []).append({r[0] for r in times.fetchall()})
+    apart = 0
+    for pieces in by_partition.values():
+        newest = max(max(p) for p in pieces if p)
+        assert sum(newest in p for p in pieces) == 1  # in one file
+        apart += len(pieces) == 2 and {newest} in pieces  # and alone in it
+    assert apart >= 1  # a partition of the planted ingest's steps and older ones

@@ -18,18 +18,24 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from kindex_olap.atomic import write_atomic
 from kindex_olap.lake.create import create
 from kindex_olap.lake.recovery import lock, recover
 from kindex_olap.lake.store import LAYERS, TABLES, Lake, Snapshot, delta_error, delta_failure
-from kindex_olap.lake.tables import PARTITIONED, ROW_GROUP_ROWS, order_clause
+from kindex_olap.lake.tables import (
+    PARTITIONED,
+    ROW_GROUP_ROWS,
+    SPLIT,
+    order_clause,
+    partition_folder,
+    partition_values,
+)
 
 # The tables a run depends on commit first, runs last: a reader that starts from runs (every
 # speedup does) sees whole lake commits, whichever Delta reader it is.
 COMMIT_ORDER = (*(t for t in TABLES if t != "runs"), "runs")
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 CACHE_KEEP = 4  # file-list cache entries kept (the newest few runs versions)
 
 
@@ -275,21 +281,6 @@ def write_cache(lake: Lake, snapshot: Snapshot) -> None:
         old.unlink(missing_ok=True)
 
 
-def partition_folder(value: object) -> str:
-    """A partition value as a Hive folder name spells it (as DuckDB writes and reads it back:
-    percent-encoded UTF-8, NULL as __HIVE_DEFAULT_PARTITION__)."""
-    return HIVE_NULL if value is None else quote(str(value), safe="")
-
-
-def partition_values(relative: Path) -> dict[str, str | None]:
-    """The partition values in a data file's path relative to its table folder."""
-    values: dict[str, str | None] = {}
-    for part in relative.parts[:-1]:
-        key, _, raw = part.partition("=")
-        values[key] = None if raw == HIVE_NULL else unquote(raw)
-    return values
-
-
 def crashpoint(name: str) -> None:
     """Failure injection for the crash tests: KINDEX_CRASHPOINT=NAME kills the process here."""
     if os.environ.get("KINDEX_CRASHPOINT") == name:
@@ -335,19 +326,21 @@ def _write_each_partition(tx: Transaction, table: str, relation: Any, column: st
     held = f"kindex_write_{uuid.uuid4().hex[:8]}"  # names from constants and a random hex
     relation.query(
         "rows", f"CREATE TEMP TABLE {held} AS SELECT *, dense_rank() OVER (ORDER BY {column}) "
-        "AS kindex_partition FROM rows"
+        f"AS kindex_partition, coalesce({SPLIT.get(table, 'true')}, false) AS kindex_piece "
+        "FROM rows"
     ).fetchall()  # fmt: skip
     try:
         values = relation.query(
-            "rows", f"SELECT DISTINCT kindex_partition, {column} FROM {held}"
+            "rows", f"SELECT DISTINCT kindex_partition, kindex_piece, {column} FROM {held}"
         ).fetchall()
         written = []
-        for number, value in values:
+        for number, piece, value in values:
             path = tx.new_file_name(table, {column: value})
             relation.query(
                 "rows",
-                f"SELECT * EXCLUDE ({column}, kindex_partition) FROM {held} "
-                f"WHERE kindex_partition = {int(number)} {order_clause(table)}",
+                f"SELECT * EXCLUDE ({column}, kindex_partition, kindex_piece) FROM {held} "
+                f"WHERE kindex_partition = {int(number)} AND kindex_piece = {bool(piece)} "
+                f"{order_clause(table)}",
             ).write_parquet(str(path), compression="zstd", row_group_size=ROW_GROUP_ROWS)
             written.append(path)
         return written
