@@ -202,8 +202,9 @@ def test_a_lake_written_before_the_layers(
         patch.setattr("kindex_olap.layers.build.needs_update", lambda tx: False)
         ingest([first, second], lake)
     assert not Lake(lake).snapshot().has_layers
-    old = run_query("speedup jsd h100", lake)  # read live
+    old = run_query("speedup jsd h100", lake)  # read live, and says so
     assert old.rows
+    assert [c for c in old.caveats if "stored no verdicts" in c and "kindex migrate" in c]
     out = CliRunner().invoke(app, ["migrate", "--lake", str(lake)])
     assert out.exit_code == 0, out.output
     assert "layers built" in out.stderr
@@ -211,6 +212,7 @@ def test_a_lake_written_before_the_layers(
     assert not differences(layer_rows(lake), layer_rows(liger_history_lake))
     new = run_query("speedup jsd h100", lake)
     assert (new.columns, new.rows) == (old.columns, old.rows)
+    assert not new.caveats
     again = CliRunner().invoke(app, ["migrate", "--lake", str(lake)])
     assert again.exit_code == 0 and "up to date" in again.stderr
 
@@ -246,6 +248,12 @@ def test_layers_computed_by_other_rules_are_read_live_until_rebuilt(
     assert not Lake(lake).snapshot().has_layers
     live = run_query("speedup jsd h100", lake)
     assert (live.columns, live.rows) == (answer.columns, answer.rows)
+    assert not answer.caveats  # said only while the answer is computed live
+    assert [c for c in live.caveats if f"older rules (2, not {newer})" in c]
+    assert run_query("regressions jsd", lake).caveats == live.caveats
+    for args in (["query", "regressions jsd"], ["check"]):  # printed, rows or none
+        said = CliRunner().invoke(app, [*args, "--lake", str(lake)])
+        assert "older rules" in said.stderr and "kindex migrate" in said.stderr, said.output
     copy = tmp_path / "copy"
     shutil.copytree(lake, copy)
     out = CliRunner().invoke(app, ["migrate", "--lake", str(lake)])

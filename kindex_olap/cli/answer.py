@@ -44,10 +44,10 @@ def emit(result: object, fmt: Format, show_sql: bool, wide: bool) -> None:
         _note(f"-- parameters: {list(result.params)!r}")
     if not result.rows and fmt is Format.table and result.diagnostics:
         # an empty answer is its explanation: no header, no columns left out, no count
-        diagnose(result.diagnostics[:1])
+        diagnose([*result.diagnostics[:1], *result.caveats])
         return
     notes = write(result.columns, result.rows, fmt, sys.stdout, verb=result.verb, wide=wide)
-    diagnose([*notes, *result.diagnostics, f"{len(result.rows)} row(s)"])
+    diagnose([*notes, *result.diagnostics, *result.caveats, f"{len(result.rows)} row(s)"])
 
 
 def diagnose(lines: list[str]) -> None:

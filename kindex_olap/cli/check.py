@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from kindex_olap.cli.answer import diagnose
 from kindex_olap.cli.options import AllBranchesOption, ByOption, LakeOption
 from kindex_olap.cli.output import Format
 from kindex_olap.cli.query import Engine, EngineOption
@@ -113,6 +114,7 @@ def _report(result: CheckResult, fmt: Format) -> None:
         typer.echo(f"accepted (gate file): {len(result.accepted)} regression(s)", err=True)
     if result.insufficient:
         typer.echo(f"{result.insufficient} step(s) not judged: insufficient replicates", err=True)
+    diagnose(result.notes)
     typer.echo(result.summary(), err=True)
 
 

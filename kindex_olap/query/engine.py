@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from kindex_olap import duck
+from kindex_olap import duck, schema
 from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.lake.store import LAYERS, TABLES, Lake, Snapshot, resolve_lake
 from kindex_olap.lake.tables import file_variable, scan_sql, set_files, stored_view
@@ -95,6 +95,7 @@ def define_views(
         for statement in every():
             con.execute(statement).fetchall()
     con.execute("SET VARIABLE kindex_layers = ?", [snapshot.has_layers and not live]).fetchall()
+    con.execute("SET VARIABLE kindex_layers_note = ?", [None if live else layers_note(snapshot)])
 
 
 def read_layers(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
@@ -165,6 +166,29 @@ def _views_macros_read() -> frozenset[str]:
     while more := {w for v in read for w in _WORD.findall(bodies[v])} & views - read:
         read |= more
     return frozenset(r for r in read if r is not None)
+
+
+def layers_note(snapshot: Snapshot) -> str | None:
+    """Why a lake commit is answered from its runs instead of its stored layers (the same
+    answers, slower), and how to store them; None when it has them or holds nothing."""
+    if not snapshot.id or snapshot.has_layers:
+        return None
+    if any(table in snapshot.versions for table in LAYERS):
+        why = (
+            f"stored its verdicts by older rules ({snapshot.layer_rules}, not {schema.LAYER_RULES})"
+        )
+    else:
+        why = "stored no verdicts (an older kindex wrote it)"
+    return (
+        f"note: lake commit {snapshot.id} {why}: answered from the runs, slower; "
+        f"`kindex migrate --lake {snapshot.lake}` stores them"
+    )
+
+
+def stale_layers(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """layers_note of the lake commit `con` reads (set by define_views), as a diagnostic."""
+    rows = con.execute("SELECT getvariable('kindex_layers_note')").fetchall()
+    return [str(rows[0][0])] if rows[0][0] else []
 
 
 def reads_layers(con: duckdb.DuckDBPyConnection) -> bool:

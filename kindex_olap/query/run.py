@@ -20,7 +20,7 @@ from kindex_olap.query.compile import (
     scope_arguments,
     where_of,
 )
-from kindex_olap.query.engine import connect, reads_layers, snapshot_of
+from kindex_olap.query.engine import connect, reads_layers, snapshot_of, stale_layers
 from kindex_olap.query.explain import explain_empty
 from kindex_olap.query.shorthand import Query, Vocabulary, parse
 from kindex_olap.query.verbs import HISTORY_VERBS, NOISE_VERBS, PAIR_VERBS
@@ -44,6 +44,8 @@ class QueryResult:
     diagnostics: list[str] = field(default_factory=list)
     # the shorthand's verb ('runs serving' for serving runs); None for `kindex sql`
     verb: str | None = None
+    # said with any answer, empty or not: how it was computed when that costs the reader time
+    caveats: list[str] = field(default_factory=list)
 
 
 def run_query(
@@ -63,12 +65,14 @@ def run_query(
         vocab = vocab or load_vocabulary(con)
         query = parse(text, vocab)
         if query.verb in HISTORY_VERBS:
-            return _history(con, query, options)
-        result = execute(con, compile_on(con, query, options))
-        result.verb = "runs serving" if query.serving else query.verb
-        result.diagnostics.extend(_notes(query, result, vocab))
-        if not result.rows:
-            result.diagnostics.extend(explain_empty(con, query, options, vocab))
+            result = _history(con, query, options)
+        else:
+            result = execute(con, compile_on(con, query, options))
+            result.verb = "runs serving" if query.serving else query.verb
+            result.diagnostics.extend(_notes(query, result, vocab))
+            if not result.rows:
+                result.diagnostics.extend(explain_empty(con, query, options, vocab))
+        result.caveats.extend(stale_layers(con))
         return result
     finally:
         if own:
@@ -139,7 +143,9 @@ def run_check(
     con = con or connect(lake, as_of=str(snapshot.id) if snapshot.id else None, lean=True)
     try:
         where, history = check_question(con, filters, options, rules)
-        return check(con, snapshot, where.clauses, where.params, since, history, accept)
+        result = check(con, snapshot, where.clauses, where.params, since, history, accept)
+        result.notes.extend(stale_layers(con))
+        return result
     finally:
         if own:
             con.close()
