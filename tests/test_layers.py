@@ -251,6 +251,8 @@ def test_layers_computed_by_other_rules_are_read_live_until_rebuilt(
     assert not answer.caveats  # said only while the answer is computed live
     assert [c for c in live.caveats if f"older rules (2, not {newer})" in c]
     assert run_query("regressions jsd", lake).caveats == live.caveats
+    with kindex_olap.Lake(lake) as session, pytest.warns(UserWarning, match="older rules"):
+        assert not session.speedups("jsd h100").is_empty()
     for args in (["query", "regressions jsd"], ["check"]):  # printed, rows or none
         said = CliRunner().invoke(app, [*args, "--lake", str(lake)])
         assert "older rules" in said.stderr and "kindex migrate" in said.stderr, said.output

@@ -44,6 +44,8 @@ LEGACY_FORMAT = 1  # kindex's own snapshots (_kindex/CURRENT): read only by `kin
 FORMAT_FILE = "kindex-lake.json"
 DEFAULT_LAKE = Path("data/parquet")
 _LOG_ENTRY = re.compile(r"^(\d{20})\.json$")
+# the snapshots this process read from cache files, by file, with the file's identity
+_READ_SNAPSHOTS: dict[str, tuple[tuple[int, int, int], Snapshot]] = {}
 
 
 @dataclass(frozen=True)
@@ -330,12 +332,24 @@ class Lake:
     def _cached_snapshot(self, runs_version: int) -> Snapshot | None:
         """The file lists cached for runs' newest version, when kindex wrote them (no delta-rs
         import: it costs a cold query about 40 ms)."""
+        path = self.cache_file(runs_version)
         try:
-            data = json.loads(self.cache_file(runs_version).read_text())
+            stat = path.stat()
+            # a cache file is written once, atomically (a new one is a new inode): the one this
+            # process read before is the same while its inode, size and time are (a warm
+            # session's every answer: 0.3-0.7 ms of a 5-13 ms answer at 1M runs, to read it again)
+            seen = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            held = _READ_SNAPSHOTS.get(str(path))
+            if held is not None and held[0] == seen:
+                return held[1]
+            data = json.loads(path.read_text())
         except (OSError, ValueError):
             return None
-        tables = {t: [str(self.root / t / p) for p in files] for t, files in data["tables"].items()}
-        return Snapshot(
+        root = str(self.root)  # os.path.join: a tenth of pathlib's time for 22 tables' files
+        tables = {
+            t: [os.path.join(root, t, p) for p in files] for t, files in data["tables"].items()
+        }
+        snapshot = Snapshot(
             self.root,
             int(data["commit"]),
             tables,
@@ -343,6 +357,10 @@ class Lake:
             data.get("created_at"),
             data.get("summary", {}),
         )
+        if len(_READ_SNAPSHOTS) >= 8:  # a process reads few lakes
+            _READ_SNAPSHOTS.clear()
+        _READ_SNAPSHOTS[str(path)] = (seen, snapshot)
+        return snapshot
 
 
 def parse_moment(text: str) -> datetime:

@@ -23,6 +23,7 @@ from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.lake.store import LAYERS, TABLES, Lake, Snapshot, resolve_lake
 from kindex_olap.lake.tables import file_variable, scan_sql, set_files, stored_view
 from kindex_olap.query import catalog
+from kindex_olap.query.variables import forget, variable
 from kindex_olap.schema import column_types
 from kindex_olap.sqlfiles import read_sql, statements
 
@@ -96,6 +97,7 @@ def define_views(
             con.execute(statement).fetchall()
     con.execute("SET VARIABLE kindex_layers = ?", [snapshot.has_layers and not live]).fetchall()
     con.execute("SET VARIABLE kindex_layers_note = ?", [None if live else layers_note(snapshot)])
+    forget(con)
 
 
 def read_layers(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
@@ -110,6 +112,7 @@ def read_layers(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
     for statement in statements(LAYER_VIEWS_FILE):
         con.execute(temporary(statement)).fetchall()
     con.execute("SET VARIABLE kindex_layers = true").fetchall()
+    forget(con)
 
 
 def temporary(statement: str) -> str:
@@ -187,14 +190,13 @@ def layers_note(snapshot: Snapshot) -> str | None:
 
 def stale_layers(con: duckdb.DuckDBPyConnection) -> list[str]:
     """layers_note of the lake commit `con` reads (set by define_views), as a diagnostic."""
-    rows = con.execute("SELECT getvariable('kindex_layers_note')").fetchall()
-    return [str(rows[0][0])] if rows[0][0] else []
+    note = variable(con, "kindex_layers_note")
+    return [str(note)] if note else []
 
 
 def reads_layers(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether `con`'s views read stored layers (define_views)."""
-    rows = con.execute("SELECT coalesce(getvariable('kindex_layers'), false)").fetchall()
-    return bool(rows[0][0])
+    return bool(variable(con, "kindex_layers"))
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, lake_root: Path) -> None:

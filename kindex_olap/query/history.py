@@ -33,6 +33,7 @@ from kindex_olap.query.stored import (
     stored_counts,
     version_order,
 )
+from kindex_olap.query.variables import variable
 from kindex_olap.query.verbs import REGISTRY
 from kindex_olap.sqlfiles import statements
 
@@ -157,7 +158,7 @@ def stored_points(con: duckdb.DuckDBPyConnection, options: HistoryOptions) -> bo
     those)."""
     if options.all_branches:
         return False
-    return bool(con.execute("SELECT getvariable('kindex_layers')").fetchall()[0][0])
+    return bool(variable(con, "kindex_layers"))
 
 
 def _has_history_macros(con: duckdb.DuckDBPyConnection) -> bool:

@@ -23,6 +23,7 @@ from kindex_olap.query.compile import (
 from kindex_olap.query.engine import connect, reads_layers, snapshot_of, stale_layers
 from kindex_olap.query.explain import explain_empty
 from kindex_olap.query.shorthand import Query, Vocabulary, parse
+from kindex_olap.query.variables import answering
 from kindex_olap.query.verbs import HISTORY_VERBS, NOISE_VERBS, PAIR_VERBS
 from kindex_olap.query.vocabulary import load_vocabulary
 
@@ -62,18 +63,19 @@ def run_query(
     own = con is None
     con = con or connect(lake, as_of=as_of, lean=True)
     try:
-        vocab = vocab or load_vocabulary(con)
-        query = parse(text, vocab)
-        if query.verb in HISTORY_VERBS:
-            result = _history(con, query, options)
-        else:
-            result = execute(con, compile_on(con, query, options))
-            result.verb = "runs serving" if query.serving else query.verb
-            result.diagnostics.extend(_notes(query, result, vocab))
-            if not result.rows:
-                result.diagnostics.extend(explain_empty(con, query, options, vocab))
-        result.caveats.extend(stale_layers(con))
-        return result
+        with answering(con):
+            vocab = vocab or load_vocabulary(con)
+            query = parse(text, vocab)
+            if query.verb in HISTORY_VERBS:
+                result = _history(con, query, options)
+            else:
+                result = execute(con, compile_on(con, query, options))
+                result.verb = "runs serving" if query.serving else query.verb
+                result.diagnostics.extend(_notes(query, result, vocab))
+                if not result.rows:
+                    result.diagnostics.extend(explain_empty(con, query, options, vocab))
+            result.caveats.extend(stale_layers(con))
+            return result
     finally:
         if own:
             con.close()
@@ -142,10 +144,11 @@ def run_check(
     # the lake commit the check reports, read even if an ingest commits meanwhile
     con = con or connect(lake, as_of=str(snapshot.id) if snapshot.id else None, lean=True)
     try:
-        where, history = check_question(con, filters, options, rules)
-        result = check(con, snapshot, where.clauses, where.params, since, history, accept)
-        result.notes.extend(stale_layers(con))
-        return result
+        with answering(con):
+            where, history = check_question(con, filters, options, rules)
+            result = check(con, snapshot, where.clauses, where.params, since, history, accept)
+            result.notes.extend(stale_layers(con))
+            return result
     finally:
         if own:
             con.close()

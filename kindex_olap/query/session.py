@@ -27,10 +27,11 @@ from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.lake.store import Lake as LakeFolder
 from kindex_olap.lake.store import resolve_lake
 from kindex_olap.query.compile import Options
-from kindex_olap.query.engine import connect, reads_layers
+from kindex_olap.query.engine import connect, reads_layers, stale_layers
 from kindex_olap.query.explain import explain_empty
 from kindex_olap.query.run import QueryResult, compile_on, run_query
 from kindex_olap.query.shorthand import VERBS, Vocabulary, parse
+from kindex_olap.query.variables import answering
 from kindex_olap.query.vocabulary import load_vocabulary
 
 if TYPE_CHECKING:
@@ -140,16 +141,21 @@ def frame_on(
     filters: tuple[str, ...],
     options: Options,
 ) -> pl.DataFrame:
-    """`frame` on an open connection and its lake's vocabulary."""
+    """`frame` on an open connection and its lake's vocabulary; what `kindex query` would say
+    on stderr of an empty answer, or of one computed without the stored layers, is a warning."""
+
     query = parse(shorthand(verb, filters), vocab)
-    compiled = compile_on(con, query, options)  # as `kindex query` does
-    try:
-        result: pl.DataFrame = con.sql(compiled.sql, params=list(compiled.params)).pl()
-    except duckdb.Error as e:
-        raise from_duckdb(e, "query failed") from e
+    with answering(con):
+        compiled = compile_on(con, query, options)  # as `kindex query` does
+        try:
+            result: pl.DataFrame = con.sql(compiled.sql, params=list(compiled.params)).pl()
+        except duckdb.Error as e:
+            raise from_duckdb(e, "query failed") from e
+        said = stale_layers(con)
     if result.is_empty():
-        for note in explain_empty(con, query, options, vocab):
-            warnings.warn(note, stacklevel=4)
+        said = [*explain_empty(con, query, options, vocab), *said]
+    for note in said:
+        warnings.warn(note, stacklevel=4)
     return result
 
 

@@ -17,6 +17,7 @@ from kindex_olap.errors import QueryError
 from kindex_olap.query.correction import Correction, Scope
 from kindex_olap.query.kept import kept
 from kindex_olap.query.steps import Columns
+from kindex_olap.query.variables import variable as variable_of
 
 
 def version_order(con: duckdb.DuckDBPyConnection, stored: bool = False) -> list[str]:
@@ -43,7 +44,7 @@ def layer_files(con: duckdb.DuckDBPyConnection, *variables: str) -> tuple[str, .
     by: a file is never rewritten)."""
     out: list[str] = []
     for variable in variables:
-        files = con.execute("SELECT getvariable(?)", [variable]).fetchall()[0][0]
+        files = variable_of(con, variable)
         out += [*(str(f) for f in files or []), "|"]
     return tuple(out)
 

@@ -18,6 +18,7 @@ import duckdb
 from kindex_olap.cache import cache_folder, prune
 from kindex_olap.query.kept import kept
 from kindex_olap.query.shorthand import Gpu, Vocabulary
+from kindex_olap.query.variables import variable
 
 # the tables the vocabulary reads (their *_files variables: kindex_olap.lake.tables.set_files)
 _READS = ("runs", "workloads", "operations", "environments", "implementations")
@@ -27,9 +28,7 @@ KEEP = 64  # vocabularies kept (one per lake commit read)
 def load_vocabulary(con: duckdb.DuckDBPyConnection) -> Vocabulary:
     """The kernels, families, GPUs, providers and axes of the lake commit `con` reads, from the
     cache when a process read that lake commit before."""
-    files = con.execute(
-        "SELECT " + ", ".join(f"getvariable('{table}_files')" for table in _READS)
-    ).fetchall()[0]  # fixed names
+    files = [variable(con, f"{table}_files") for table in _READS]
     if any(listed is None for listed in files):  # a connection without kindex's variables
         return read_vocabulary(con)
     digest = hashlib.sha256(json.dumps(files).encode()).hexdigest()[:32]
