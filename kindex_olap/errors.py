@@ -59,6 +59,15 @@ DAMAGED_LAKE_HINT = (
 _LAKE_FILE = re.compile(r"'([^']+\.parquet)'")
 
 
+SHOWN = 60  # characters of the user's text an error quotes
+
+
+def quoted(text: str) -> str:
+    """The user's `text` as an error quotes it, at most SHOWN characters: an error is one line
+    (a word of 100k characters made a 100k-character one)."""
+    return repr(text if len(text) <= SHOWN else text[: SHOWN - 3] + "...")
+
+
 def from_duckdb(error: Exception, doing: str) -> KindexError:
     """A DuckDB error as a KindexError: one that names a Parquet file it could not read is a
     damaged lake (a LakeError naming the file); any other is a QueryError about `doing`."""

@@ -72,6 +72,9 @@ def test_filter_that_empties_the_result_is_named(seeds_lake: Path) -> None:
         ("speedup jsd dtype>=fp32", "dtype filters take = or !=, not '>='"),
         ("speedup jsd vocab=1", "unknown shape axis 'vocab'"),
         ("speedup jsd liger vs", "'vs' needs an implementation on each side"),
+        # the user's text is quoted shortened: one line, however long the word
+        ("x" * 100_000, f"unknown verb '{'x' * 57}...'\nhint: a query starts with one of"),
+        ("speedup jsd " + "y" * 5_000, f"unknown word '{'y' * 57}...'\n"),
     ],
 )
 def test_bad_words_are_errors_with_hints(seeds_lake: Path, text: str, message: str) -> None:

@@ -21,7 +21,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from kindex_olap.errors import ConfigError, SourceError
+from kindex_olap.errors import ConfigError, SourceError, quoted
 from kindex_olap.experiment.plan import new_plan
 
 SCRIPTS = "scripts"
@@ -44,7 +44,7 @@ def parse_versions(text: str) -> list[str]:
         or len(set(versions)) != len(versions)
         or not all(re.fullmatch(r"\d+(\.\d+)*", v) for v in versions)
     ):
-        raise ConfigError(f"--versions {text!r}: give two or more releases, e.g. 0.8.1,0.8.2")
+        raise ConfigError(f"--versions {quoted(text)}: give two or more releases, e.g. 0.8.1,0.8.2")
     return sorted(versions, key=lambda v: tuple(int(p) for p in v.split(".")))
 
 

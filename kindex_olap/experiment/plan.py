@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from kindex_olap.errors import ConfigError
+from kindex_olap.errors import ConfigError, quoted
 from kindex_olap.experiment.standalone import PLAN_FILE, PLAN_SCHEMA, read_json, write_json
 
 VARIANT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+]*$")
@@ -21,7 +21,7 @@ def parse_variant(text: str) -> tuple[str, list[str]]:
     name = name.strip()
     if not sep or not VARIANT_NAME.match(name) or not command.strip():
         raise ConfigError(
-            f"--variant {text!r}: expected NAME='command ...' (NAME: letters, digits, _ . +)",
+            f"--variant {quoted(text)}: expected NAME='command ...' (NAME: letters, digits, _ . +)",
             hint="e.g. --variant main='python bench.py' --variant pr='python bench.py --new'",
         )
     try:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kindex_olap import schema
-from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, LakeError
+from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, LakeError, quoted
 from kindex_olap.schema import LAYERS, TABLES, check_table
 
 if TYPE_CHECKING:
@@ -369,7 +369,7 @@ def parse_moment(text: str) -> datetime:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as e:
         raise ConfigError(
-            f"--as-of {text!r} is neither a lake commit number nor a timestamp",
+            f"--as-of {quoted(text)} is neither a lake commit number nor a timestamp",
             hint="e.g. --as-of 3, --as-of 2026-11-24, --as-of 2026-11-24T17:00:00Z",
         ) from e
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)

@@ -31,7 +31,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from kindex_olap.errors import QueryError
+from kindex_olap.errors import SHOWN, QueryError, quoted
 from kindex_olap.query.verbs import NAMES
 
 VERBS = NAMES  # the verb registry's (query/verbs.py)
@@ -228,7 +228,7 @@ def _verb(word: str) -> str:
     if word in VERBS:
         return word
     raise QueryError(
-        f"unknown verb {word!r}",
+        f"unknown verb {quoted(word)}",
         hint=_nearest(word, VERBS, f"a query starts with one of: {', '.join(VERBS)}"),
     )
 
@@ -261,7 +261,7 @@ def _word(word: str, vocab: Vocabulary, state: _State) -> None:
     if _provider_or_none(word, vocab):
         state.candidate = _provider_or_none(word, vocab)
         return
-    raise QueryError(f"unknown word {word!r}", hint=_nearest(word, valid_words(vocab), None))
+    raise QueryError(f"unknown word {quoted(word)}", hint=_nearest(word, valid_words(vocab), None))
 
 
 def resolve_gpu(word: str, vocab: Vocabulary) -> list[str]:
@@ -294,7 +294,7 @@ def resolve_kernel(word: str, vocab: Vocabulary) -> list[str]:
     matches = [k for k in vocab.kernels if _underscored(k).startswith(word)]
     if len(matches) > 1:
         raise QueryError(
-            f"kernel {word!r} is ambiguous: it starts {len(matches)} kernels",
+            f"kernel {quoted(word)} is ambiguous: it starts {len(matches)} kernels",
             hint=f"choose one of: {', '.join(matches)}",
         )
     return matches
@@ -340,7 +340,7 @@ def _provider(word: str, vocab: Vocabulary) -> str:
         aliases = [a for a, target in PROVIDER_ALIASES.items() if target in vocab.providers]
         choices = list(vocab.providers) + aliases
         raise QueryError(
-            f"unknown implementation {word!r}",
+            f"unknown implementation {quoted(word)}",
             hint=_nearest(word, choices, f"implementations: {', '.join(vocab.providers)}"),
         )
     return provider
@@ -349,15 +349,17 @@ def _provider(word: str, vocab: Vocabulary) -> str:
 def _shape_filter(axis: str, op: str, raw: str, vocab: Vocabulary) -> ShapeFilter:
     if axis in STRING_FILTERS:
         if op not in ("=", "!="):
-            raise QueryError(f"{axis} filters take = or !=, not {op!r}")
+            raise QueryError(f"{axis} filters take = or !=, not {quoted(op)}")
         return ShapeFilter(axis, op, raw)
     if axis not in vocab.axes:
         hint = _nearest(axis, list(vocab.axes) + list(STRING_FILTERS), None)
-        raise QueryError(f"unknown shape axis {axis!r}", hint=hint)
+        raise QueryError(f"unknown shape axis {quoted(axis)}", hint=hint)
     try:
         value = float(raw)
     except ValueError as e:
-        raise QueryError(f"shape filter {axis}{op}{raw}: {raw!r} is not a number") from e
+        raise QueryError(
+            f"shape filter {quoted(axis + op + raw)}: {quoted(raw)} is not a number"
+        ) from e
     return ShapeFilter(axis, op, value)
 
 
@@ -371,6 +373,8 @@ def valid_words(vocab: Vocabulary) -> list[str]:
 
 
 def _nearest(word: str, choices: list[str] | tuple[str, ...], fallback: str | None) -> str:
+    if len(word) > SHOWN:  # nothing of the vocabulary is that long; difflib is quadratic
+        return fallback or "see `kindex query --help` for the shorthand"
     close = difflib.get_close_matches(word, list(choices), n=5, cutoff=0.5)
     if close:
         return f"did you mean: {', '.join(close)}?"
