@@ -4,6 +4,7 @@ without a change here."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -36,3 +37,15 @@ def test_help(path: tuple[str, ...]) -> None:
     assert "Usage: kindex" in result.output or "Usage: root" in result.output, result.output
     assert " ".join(path) in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda path: " ".join(("kindex", *path)))
+def test_help_text_flows_at_80_columns(path: tuple[str, ...]) -> None:
+    """A paragraph of the description is wrapped at the terminal's width, not also where the
+    docstring's lines end (Typer keeps those: at 80 columns every line broke twice)."""
+    result = CliRunner().invoke(app, [*path, "--help"], terminal_width=80)
+    description = result.output.split("╭")[0].splitlines()[3:]  # after the usage line
+    for line, after in pairwise(description):
+        if line.strip() and after.strip():
+            fits = len(line.strip()) + 1 + len(after.split()[0]) <= 76
+            assert not fits, f"{line.strip()!r} breaks before {after.split()[0]!r}"

@@ -6,6 +6,7 @@ answers without it.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import typer
@@ -16,6 +17,10 @@ from kindex_olap.cli.edge import translate
 
 class KindexGroup(TyperGroup):
     """The top-level command group: runs a command and translates whatever it raises."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _reflow(self)
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -32,3 +37,19 @@ def _is_command_line_control(error: BaseException) -> bool:
     if isinstance(error, SystemExit | typer.Exit | typer.Abort):
         return True
     return any(cls.__module__.split(".")[0] in {"typer", "click"} for cls in type(error).__mro__)
+
+
+def _reflow(command: Any) -> None:
+    """Join the lines of each paragraph of `command`'s help and its subcommands' (docstrings
+    wrap at 96 columns; Typer keeps their line breaks and wraps again at the terminal's width,
+    so at 80 columns every line broke twice). A paragraph with an indented line (an example)
+    or Click's no-rewrap mark is kept as written."""
+    if command.help:
+        paragraphs = inspect.cleandoc(command.help).split("\n\n")
+        command.help = "\n\n".join(
+            p if p.startswith("\b") or any(line[:1].isspace() for line in p.splitlines())
+            else " ".join(line.strip() for line in p.splitlines())
+            for p in paragraphs
+        )  # fmt: skip
+    for sub in getattr(command, "commands", {}).values():
+        _reflow(sub)

@@ -71,10 +71,12 @@ def vacuum(
 
 
 def migrate(lake: LakeOption = None, lock_timeout: LockTimeoutOption = 600.0) -> None:
-    """Bring a lake written by an older kindex up to date: convert kindex's pre-Delta format
-    into Delta tables, and build the layers (the stored noise model) of a lake written before
-    them or by older rules (until then it is read live, by today's rules). Answers are the same
-    before and after; they come faster after.
+    """Bring a lake written by an older kindex up to date: `kindex migrate --lake data/parquet`.
+
+    Converts kindex's pre-Delta format into Delta tables, and builds the layers (the stored
+    noise model and verdicts) of a lake written before them or by older rules (until then it is
+    read live, by today's rules, and each answer says so). Answers are the same before and
+    after; they come faster after.
 
     A change of meaning: `gpu` (every view's, and the `runs` view's, new) names the GPU model,
     the product and its form factor (NVIDIA H100 PCIe and NVIDIA H100 80GB HBM3 apart), where
