@@ -324,10 +324,14 @@ def _write_each_partition(tx: Transaction, table: str, relation: Any, column: st
     instead of 40, so the min/max statistics the order is for skipped nothing (one write per
     partition: as fast on 2 threads, 0.39 s against 0.37 s for 1.8M rows in 9 partitions)."""
     held = f"kindex_write_{uuid.uuid4().hex[:8]}"  # names from constants and a random hex
+    # each row's partition numbered by a join with its few distinct values: dense_rank() over
+    # every row sorted them all (0.64-0.84 s against 0.21-0.34 s for 260k rows of layer_pairs)
     relation.query(
-        "rows", f"CREATE TEMP TABLE {held} AS SELECT *, dense_rank() OVER (ORDER BY {column}) "
-        f"AS kindex_partition, coalesce({SPLIT.get(table, 'true')}, false) AS kindex_piece "
-        "FROM rows"
+        "rows", f"CREATE TEMP TABLE {held} AS WITH kindex_rows AS MATERIALIZED (SELECT * FROM "
+        f"rows) SELECT r.*, k.kindex_partition, coalesce({SPLIT.get(table, 'true')}, false) "
+        f"AS kindex_piece FROM kindex_rows r JOIN (SELECT {column} AS kindex_value, row_number() "
+        f"OVER (ORDER BY {column}) AS kindex_partition FROM (SELECT DISTINCT {column} FROM "
+        f"kindex_rows)) k ON r.{column} IS NOT DISTINCT FROM k.kindex_value"
     ).fetchall()  # fmt: skip
     try:
         values = relation.query(
