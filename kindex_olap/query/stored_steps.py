@@ -233,24 +233,21 @@ def new_steps(
     if new.kernels is not None:
         where.append("list_contains(?::VARCHAR[], kernel)")
         values.append(new.kernels)
-    source = "layer_steps"
+    source, read = "layer_steps", []
     files = [] if None in new.environments else _partition_files(con, new.environments)
     if files:  # else the new runs' environments have no steps file: the view reads its empty one
-        con.execute(f"SET VARIABLE {_NEW_FILES} = ?", [files]).fetchall()
-        source = f"({scan_sql('layer_steps', f'getvariable({_NEW_FILES!r})')})"
+        # the files as a parameter (a variable set for them cost a statement, 0.25 ms)
+        source, read = f"({scan_sql('layer_steps', '?::VARCHAR[]')})", [files]
     holding = None if new.alone else new.run_ids
     return _read(
         con,
         f"SELECT {_READ}{'' if holding is None else ', run_ids'} FROM {source} "
         f"WHERE {' AND '.join(f'({c})' for c in where)}",
-        values,
+        [*read, *values],
         correction,
         rules,
         holding=holding,
     )  # fixed names and clauses; the values are parameters
-
-
-_NEW_FILES = "kindex_check_steps_files"
 
 
 def _partition_files(con: duckdb.DuckDBPyConnection, environments: list[str | None]) -> list[str]:
