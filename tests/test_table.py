@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
-from kindex_olap.cli.table import render, shorten
+from kindex_olap.cli.table import Table, render, shorten
 from kindex_olap.query.run import run_query
 
 pytestmark = pytest.mark.slow
@@ -217,3 +217,28 @@ def test_two_runs_of_one_case_are_told_apart_by_when_they_ran(liger_history_lake
     first = {key: row for key, row in zip(seen, result.rows, strict=True)}  # one run a case
     single = render(result.columns, list(first.values()), result.verb, width=100)
     assert "observed_at" not in [c.name for c in single.shown]
+
+
+def test_a_step_inside_one_version_label_says_which_code(liger_history_lake: Path) -> None:
+    """Liger measured 0.5.3 at three commits: a step from 0.5.3 to 0.5.3 read as same-to-same
+    until its commits (and when the later point ran) came in after the versions; steps between
+    two labels, and history points of labels measured once, leave them out."""
+
+    def said(table: Table) -> list[str]:  # in a title line or a column
+        return [*table.titled, *(c.name for c in table.shown)]
+
+    result = run_query("changes kto_loss", liger_history_lake)
+    index = {name: i for i, name in enumerate(result.columns)}
+    inside = [r for r in result.rows if r[index["from_version"]] == r[index["to_version"]]]
+    across = [r for r in result.rows if r[index["from_version"]] != r[index["to_version"]]]
+    assert inside and across
+    table = render(result.columns, inside, result.verb)
+    assert {"from_commits", "to_commits", "to_observed"} <= set(said(table))
+    assert not {"from_commits", "to_commits", "to_observed"} & set(table.left_out)
+    plain = render(result.columns, across, result.verb)
+    assert not {"from_commits", "to_commits", "to_observed"} & set(said(plain))
+    history = run_query("history kto_loss h100 forward liger", liger_history_lake)
+    shown = said(render(history.columns, history.rows, history.verb))
+    assert "commits" in shown and shown.index("commits") > shown.index("version")
+    once = [r for r in history.rows if r[history.columns.index("version")] != "0.5.3"]
+    assert "commits" not in said(render(history.columns, once, history.verb))

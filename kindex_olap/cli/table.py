@@ -156,6 +156,7 @@ class Table:
     # differs by row: its values, said on stderr
     differing: dict[str, list[str]] = field(default_factory=dict)
     spelled: bool = False  # a verdict printed in a shorter spelling (SPELLED says what it means)
+    titled: list[str] = field(default_factory=list)  # columns said once in a title line
 
     def notes(self, width: int | None) -> list[str]:
         """The stderr lines naming what was left out, and what a shortened verdict means."""
@@ -239,11 +240,12 @@ def _joined(parts: list[tuple[Table, list[int]]], color: bool) -> Table:
         table.lines.extend(part.lines)
         table.lines.extend(body(part.shown, range(len(group)), color))
         table.shown.extend(part.shown)
+        table.titled += [n for n in part.titled if n not in table.titled]
         table.left_out += [n for n in part.left_out if n not in table.left_out]
         table.dropped_to_fit += [n for n in part.dropped_to_fit if n not in table.dropped_to_fit]
         for name, values in part.differing.items():
             table.differing[name] = sorted({*table.differing.get(name, []), *values})
-    shown = {c.name for c in table.shown}
+    shown = {c.name for c in table.shown} | set(table.titled)  # in a row or in a title
     table.left_out = [n for n in table.left_out if n not in shown]
     table.spelled = any(
         c.head and c.cut(v, c.width) != v and _spellings(v) for c in table.shown for v in c.values
@@ -328,6 +330,7 @@ def _layout(
         ]
         shown = [c for c in shown if c not in title]
     table.lines = title_lines(title, {c.name for c in shown}, width)
+    table.titled = [c.name for c in title]
     lost = False
     if width is not None:
         keys = set(spec.keys) | set(spec.tiebreak) if spec else set()
@@ -391,14 +394,20 @@ def _chosen(
 
 
 def _with_tiebreak(default: list[Column], shown: list[Column], spec: VerbColumns) -> list[Column]:
-    """`default` with the verb's tiebreak columns after its last key column, when the keys it
-    shows leave two rows alike (`latency`: two runs of one case and version differ only in
-    when they ran)."""
+    """`default` with the verb's tiebreak columns that hold a value after its last key column,
+    when the keys it shows leave two rows alike (`latency`: two runs of one case and version
+    differ only in when they ran), or a row's `spec.same` columns are equal (a step inside one
+    version label)."""
     keys = [c for c in default if c.name in spec.keys]
-    breaking = [c for c in shown if c.name in spec.tiebreak and c not in default]
+    breaking = [c for c in shown if c.name in spec.tiebreak and c not in default and any(c.values)]
     if not keys or not breaking:
         return default
-    if len(set(zip(*(c.values for c in keys), strict=True))) == len(keys[0].values):
+    same = [c for c in shown if c.name in spec.same]
+    inside = len(same) == len(spec.same) > 0 and any(
+        len(set(row)) == 1 and row[0] for row in zip(*(c.values for c in same), strict=True)
+    )
+    alike = len(set(zip(*(c.values for c in keys), strict=True))) < len(keys[0].values)
+    if not (inside or alike):
         return default
     at = max(default.index(c) for c in keys) + 1
     return default[:at] + breaking + default[at:]

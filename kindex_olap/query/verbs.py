@@ -130,13 +130,16 @@ class VerbColumns:
     fit); `keys`: the columns that tell rows apart, dropped to fit only as a last resort;
     `thin`: answer columns kept only when some row's value is not `None`/empty and is not in
     `thin_ok` (evidence says where a side was timed once); `tiebreak`: columns shown (after the
-    keys) only when the keys shown leave two rows alike (two runs of one case and version)."""
+    keys), those of them with a value, only when the keys shown leave two rows alike (two runs
+    of one case and version) or a row's `same` columns are equal (a step from 0.5.3 to 0.5.3:
+    two commits, or two invocations, under one version label)."""
 
     show: tuple[str, ...]
     answer: tuple[str, ...] = ()
     keys: tuple[str, ...] = ()
     thin: tuple[str, ...] = ()
     tiebreak: tuple[str, ...] = ()
+    same: tuple[str, ...] = ()
 
 
 _GPU = ("gpu", "form_factor", "environment")
@@ -162,6 +165,9 @@ _STEP = VerbColumns(
     ),
     answer=("ratio", "ratio_interval", "verdict", "q_value"),
     keys=("kernel", "pass", "gpu", "shape", "implementation", "series", "to_version"),
+    # a step inside one version label says which code or when: its commits, else its time
+    tiebreak=("from_commits", "to_commits", "to_observed"),
+    same=("from_version", "to_version"),
 )
 
 _COLUMNS: dict[str, VerbColumns] = {
@@ -342,6 +348,8 @@ _COLUMNS: dict[str, VerbColumns] = {
         ),
         answer=("median_ms", "change", "verdict", "speedup", "speedup_verdict"),
         keys=("kernel", "pass", "gpu", "shape", "implementation", "version", "observed_at"),
+        # two points of one version label: their commits, else when each was first measured
+        tiebreak=("commits", "first_observed"),
     ),
 }
 
