@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from kindex_olap.errors import QueryError
 from kindex_olap.query import noise
 from kindex_olap.query.correction import Correction, Scope
-from kindex_olap.query.engine import temporary
+from kindex_olap.query.engine import reads_layers, temporary
 from kindex_olap.query.history_report import Table, history_table, notes, steps_table
 from kindex_olap.query.steps import Columns, Rules, Steps, families, judge, tests_of
 from kindex_olap.query.stored import (
@@ -33,7 +33,6 @@ from kindex_olap.query.stored import (
     stored_counts,
     version_order,
 )
-from kindex_olap.query.variables import variable
 from kindex_olap.query.verbs import REGISTRY
 from kindex_olap.sqlfiles import statements
 
@@ -158,7 +157,7 @@ def stored_points(con: duckdb.DuckDBPyConnection, options: HistoryOptions) -> bo
     those)."""
     if options.all_branches:
         return False
-    return bool(variable(con, "kindex_layers"))
+    return reads_layers(con)
 
 
 def _has_history_macros(con: duckdb.DuckDBPyConnection) -> bool:

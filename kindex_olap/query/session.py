@@ -143,7 +143,6 @@ def frame_on(
 ) -> pl.DataFrame:
     """`frame` on an open connection and its lake's vocabulary; what `kindex query` would say
     on stderr of an empty answer, or of one computed without the stored layers, is a warning."""
-
     query = parse(shorthand(verb, filters), vocab)
     with answering(con):
         compiled = compile_on(con, query, options)  # as `kindex query` does

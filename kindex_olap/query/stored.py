@@ -17,7 +17,7 @@ from kindex_olap.errors import QueryError
 from kindex_olap.query.correction import Correction, Scope
 from kindex_olap.query.kept import kept
 from kindex_olap.query.steps import Columns
-from kindex_olap.query.variables import variable as variable_of
+from kindex_olap.query.variables import variable
 
 
 def version_order(con: duckdb.DuckDBPyConnection, stored: bool = False) -> list[str]:
@@ -43,8 +43,8 @@ def layer_files(con: duckdb.DuckDBPyConnection, *variables: str) -> tuple[str, .
     """The files of the layers `variables` name (what a lake commit's kept answers are keyed
     by: a file is never rewritten)."""
     out: list[str] = []
-    for variable in variables:
-        files = variable_of(con, variable)
+    for name in variables:
+        files = variable(con, name)
         out += [*(str(f) for f in files or []), "|"]
     return tuple(out)
 
