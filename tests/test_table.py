@@ -242,3 +242,7 @@ def test_a_step_inside_one_version_label_says_which_code(liger_history_lake: Pat
     assert "commits" in shown and shown.index("commits") > shown.index("version")
     once = [r for r in history.rows if r[history.columns.index("version")] != "0.5.3"]
     assert "commits" not in said(render(history.columns, once, history.verb))
+    # at 80 columns the 0.5.3 group has no room for its commits: named once, as left out to fit
+    narrow = render(history.columns, history.rows, history.verb, width=80)
+    assert "commits" in narrow.dropped_to_fit
+    assert not set(narrow.left_out) & set(narrow.dropped_to_fit)

@@ -245,8 +245,9 @@ def _joined(parts: list[tuple[Table, list[int]]], color: bool) -> Table:
         table.dropped_to_fit += [n for n in part.dropped_to_fit if n not in table.dropped_to_fit]
         for name, values in part.differing.items():
             table.differing[name] = sorted({*table.differing.get(name, []), *values})
-    shown = {c.name for c in table.shown} | set(table.titled)  # in a row or in a title
-    table.left_out = [n for n in table.left_out if n not in shown]
+    # in a row or a title; or named once as left out to fit, where a group wanted it
+    said = {c.name for c in table.shown} | set(table.titled) | set(table.dropped_to_fit)
+    table.left_out = [n for n in table.left_out if n not in said]
     table.spelled = any(
         c.head and c.cut(v, c.width) != v and _spellings(v) for c in table.shown for v in c.values
     )
