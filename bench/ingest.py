@@ -361,6 +361,8 @@ def main() -> None:
     options = Options(
         args.only, args.jsonl, before, args.library_only, args.no_baselines, args.add_rounds
     )
+    if args.work is not None:
+        Path(args.work).mkdir(parents=True, exist_ok=True)  # a folder named but not made yet
     with tempfile.TemporaryDirectory(dir=args.work) as scratch:
         for n in args.n:
             run(n, Path(scratch), options)

@@ -17,6 +17,7 @@ import duckdb
 import numpy as np
 
 from kindex_olap.lake.transaction import Transaction, write_relation
+from kindex_olap.query.arrow_numpy import array
 
 TABLE = "layer_step_tests"
 
@@ -66,12 +67,13 @@ def write_step_tests(
         found = np.flatnonzero(np.isfinite(quiet))
         parts.append((found, series, "change point", quiet[found]))
     where = np.concatenate([p[0] for p in parts]).astype(np.intp)
+    sizes = [len(p[0]) for p in parts]
     table = pa.table(
         {
-            "environment_digest": pa.array(points["environment_digest"][where], pa.string()),
-            "series": pa.array(np.repeat([p[1] for p in parts], [len(p[0]) for p in parts])),
-            "test": pa.array(np.repeat([p[2] for p in parts], [len(p[0]) for p in parts])),
-            "pvalue": pa.array(np.concatenate([p[3] for p in parts]), pa.float64()),
+            "environment_digest": array(points["environment_digest"][where].astype(object)),
+            "series": array(np.repeat([p[1] for p in parts], sizes).astype(object)),
+            "test": array(np.repeat([p[2] for p in parts], sizes).astype(object)),
+            "pvalue": array(np.concatenate([p[3] for p in parts]).astype(np.float64)),
         }
     )
     partitions: set[str | None] | None = None if environments is None else set(environments)

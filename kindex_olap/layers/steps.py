@@ -17,6 +17,7 @@ import duckdb
 import numpy as np
 
 from kindex_olap.lake.transaction import Transaction, write_relation
+from kindex_olap.query.arrow_numpy import array
 from kindex_olap.query.history_report import step_columns
 from kindex_olap.query.steps import Columns, Tests
 from kindex_olap.schema import column_types
@@ -67,9 +68,9 @@ def write_steps(
         {
             # NaN as NULL: a layer's rows compare equal to a rebuild's (NaN != NaN), and
             # fetch_numpy gives NaN back
-            name: pa.array(np.concatenate([np.asarray(p[name]) for p in parts]), from_pandas=True)
+            name: array(np.concatenate([np.asarray(p[name]) for p in parts]))
             if isinstance(parts[0][name], np.ndarray)
-            else pa.array([v for p in parts for v in p[name]])
+            else array([v for p in parts for v in p[name]])
             for name in parts[0]
         }
     )

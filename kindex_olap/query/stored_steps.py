@@ -23,6 +23,15 @@ from numpy.typing import NDArray
 from kindex_olap.errors import QueryError
 from kindex_olap.lake.tables import partition_folder, scan_sql
 from kindex_olap.natural import natural_key
+from kindex_olap.query.arrow_numpy import (
+    flags,
+    indices,
+    integers,
+    numbers,
+    objects,
+    strings,
+    times,
+)
 from kindex_olap.query.correction import Correction
 from kindex_olap.query.history_report import (
     STEP_COLUMNS,
@@ -108,11 +117,9 @@ class StoredSteps:
 
     def rows(self, shown: NDArray[np.intp]) -> list[tuple[Any, ...]]:
         """The steps `shown` as rows of STEP_COLUMNS, in row order."""
-        import pyarrow as pa
-
         head = self.read.select([_STORED.get(n, n) for n in STEP_COLUMNS[:SORTED]])
-        shown = shown[_natural_order(head.take(pa.array(self.order[shown], pa.int64())))]
-        taken = self.read.take(pa.array(self.order[shown], pa.int64()))
+        shown = shown[_natural_order(head.take(indices(self.order[shown])))]
+        taken = self.read.take(indices(self.order[shown]))
         out: dict[str, list[Any]] = {
             "verdict": [self.verdict[i] for i in shown.tolist()],
             "q_value": self.qvalue[shown].astype(float).tolist(),
@@ -128,8 +135,6 @@ def _natural_order(head: pa.Table) -> NDArray[np.intp]:
     history_report.sorted_rows' order (natural_key of each value, stable): each column's
     distinct values ranked once, then one integer sort (sorting 7,366 rows as Python tuples
     cost 15 ms, ranking each value in Python as much)."""
-    import pyarrow.compute as pc
-
     ranks = []
     for column in head.columns:
         encoded = column.combine_chunks().dictionary_encode()
@@ -142,8 +147,8 @@ def _natural_order(head: pa.Table) -> NDArray[np.intp]:
             if key != previous:
                 previous, at = key, at + 1
             rank[i] = at
-        indices = pc.fill_null(encoded.indices, len(labels) - 1).to_numpy()
-        ranks.append(rank[indices])
+        codes = numbers(encoded.indices)  # NaN where the value is NULL
+        ranks.append(rank[np.where(np.isnan(codes), len(labels) - 1, codes).astype(np.intp)])
     return np.lexsort(ranks[::-1]).astype(np.intp)  # stable; the last key leads
 
 
@@ -151,13 +156,27 @@ def _holding(read: pa.Table, runs: list[str]) -> pa.Table:
     """The rows of `read` whose run_ids hold one of `runs`, without run_ids: matched here, on
     the few steps read, where unnesting every step's runs in DuckDB cost 20 of a check's 35 ms
     at 1M runs."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     run_ids = read.column("run_ids").combine_chunks()
-    hit = pc.is_in(pc.list_flatten(run_ids), value_set=pa.array(runs, pa.string()))
-    rows = np.unique(pc.list_parent_indices(run_ids).to_numpy()[hit.to_numpy(zero_copy_only=False)])
-    return read.drop_columns(["run_ids"]).take(pa.array(rows, pa.int64()))
+    hit = flags(pc.is_in(pc.list_flatten(run_ids), value_set=strings(runs)))
+    rows = np.unique(integers(pc.list_parent_indices(run_ids))[hit])
+    return read.drop_columns(["run_ids"]).take(indices(rows))
+
+
+def _ruled(column: pa.ChunkedArray) -> NDArray[Any]:
+    """A column the verdicts read as numpy: text as objects, flags as booleans (NULL False),
+    whole numbers as int64 where none is NULL, other numbers as floats (NULL NaN)."""
+    import pyarrow as pa
+
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_dictionary(kind):
+        return objects(column)
+    if pa.types.is_boolean(kind):
+        return flags(column)
+    if pa.types.is_integer(kind) and column.null_count == 0:
+        return integers(column)
+    return numbers(column)
 
 
 def _pylist(column: pa.ChunkedArray) -> list[Any]:
@@ -167,10 +186,9 @@ def _pylist(column: pa.ChunkedArray) -> list[Any]:
     import pyarrow as pa
 
     if pa.types.is_floating(column.type):
-        return nums(column.to_numpy())
+        return nums(numbers(column))
     if pa.types.is_timestamp(column.type) and column.type.tz is None and column.type.unit == "us":
-        values: list[Any] = column.to_numpy().astype(object).tolist()
-        return values
+        return times(column)
     listed: list[Any] = column.to_pylist()
     return listed
 
@@ -279,9 +297,9 @@ def _read(
     # (the numpy columns the verdicts read are put in that order; the rest of a row is taken
     # for the rows shown alone: taking every column of every row read cost 0.4 ms of a check)
     order = np.lexsort(
-        (read.column("point_index").to_numpy(), read.column("series_order").to_numpy())
+        (integers(read.column("point_index")), integers(read.column("series_order")))
     ).astype(np.intp)
-    columns = {name: read.column(name).to_numpy(zero_copy_only=False)[order] for name in _RULED}
+    columns = {name: _ruled(read.column(name))[order] for name in _RULED}
     verdict: list[Any] = [None] * read.num_rows
     qvalue = np.ones(read.num_rows)
     for kind in ("latency", "speedup"):
