@@ -6,8 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import crafted as c
+import pytest
 
 import kindex_olap
+from kindex_olap.query import stored_steps
+from kindex_olap.query.compile import Options
 from kindex_olap.query.run import run_query
 from kindex_olap.query.session import Lake
 
@@ -73,3 +76,45 @@ def test_a_session_holds_the_stored_answers_in_memory(tmp_path: Path) -> None:
         assert session.speedups("jsd").rows() == [
             tuple(r) for r in run_query("speedup jsd", lake).rows
         ]
+
+
+STEP_QUESTIONS = ("regressions", "improvements", "regressions jsd", "improvements b200")
+LOOSE = Options(threshold=0.01, q_level=0.1)  # more steps pass: the bound the table holds moves
+
+
+def test_a_session_reads_its_kept_significant_steps_and_answers_as_a_command(
+    liger_history_lake: Path,
+) -> None:
+    expected = {
+        (text, rules): run_query(text, liger_history_lake, options=rules).rows
+        for text in STEP_QUESTIONS
+        for rules in (Options(), LOOSE)
+    }
+    assert sum(len(rows) for rows in expected.values()) > 50  # Liger's history has steps to show
+    with Lake(liger_history_lake) as session:
+        for (text, rules), rows in expected.items():
+            assert session.query(text, options=rules).rows == rows, (text, rules)
+            assert session.query(text, options=rules).rows == rows, (text, rules)
+            con = session.connection()
+            held = con.execute("SELECT getvariable('kindex_significant')").fetchall()[0][0]
+            assert held and "too many" not in held  # read from the kept table
+            kept = con.execute(f"SELECT count(*) FROM {stored_steps.SIGNIFICANT}").fetchall()
+            assert 0 < kept[0][0] < 10_000  # of the history's steps, the significant ones
+
+
+def test_a_session_with_too_many_significant_steps_reads_the_files(
+    liger_history_lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stored_steps, "SIGNIFICANT_ROWS", 0)
+    expected = run_query("improvements", liger_history_lake).rows
+    assert expected
+    with Lake(liger_history_lake) as session:
+        assert session.query("improvements").rows == expected
+        assert session.query("improvements").rows == expected
+        con = session.connection()
+        held = con.execute("SELECT getvariable('kindex_significant')").fetchall()[0][0]
+        assert held.endswith("too many")
+        tables = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [stored_steps.SIGNIFICANT]
+        ).fetchall()
+        assert tables[0][0] == 0

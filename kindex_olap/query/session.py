@@ -125,7 +125,9 @@ IN_MEMORY_ROWS = 500_000  # larger ones stay in their files
 
 def keep_in_memory(con: duckdb.DuckDBPyConnection) -> None:
     """Copy IN_MEMORY's tables into temporary tables of the same name (found before the
-    catalog's views), where `con` reads the lake commit's layers."""
+    catalog's views), where `con` reads the lake commit's layers, and mark `con` a session's
+    (what a session keeps: query/stored_steps.py SIGNIFICANT)."""
+    con.execute("SET VARIABLE kindex_session = true").fetchall()
     if not reads_layers(con):
         return
     for table in IN_MEMORY:  # names from the constant above

@@ -18,11 +18,12 @@ from typing import Any
 import duckdb
 
 # every variable an answer reads from Python, in groups read together (fixed names: they are
-# pasted into one SELECT): two flags every answer reads, and the file lists (the vocabulary's,
-# and the layers' that what a process keeps per lake commit is keyed by), whose statement costs
-# 0.3 ms more and which only some answers read
+# pasted into one SELECT): the flags every answer reads (kindex_session: a kindex_olap.Lake's
+# connection; kindex_significant: what its steps table holds, query/stored_steps.py), and the
+# file lists (the vocabulary's, and the layers' that what a process keeps per lake commit is
+# keyed by), whose statement costs 0.3 ms more and which only some answers read
 GROUPS = (
-    ("kindex_layers", "kindex_layers_note"),
+    ("kindex_layers", "kindex_layers_note", "kindex_session", "kindex_significant"),
     (
         "runs_files",
         "workloads_files",
