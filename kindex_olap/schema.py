@@ -119,20 +119,26 @@ def arrow_schemas() -> dict[str, pa.Schema]:
         con.close()
 
 
+def check_columns(table: str, rows: list[dict[str, Any]]) -> None:
+    """Refuse a row with a key `table` lacks (a reader by column name would leave it out)."""
+    names = [name for name, _ in column_types()[table]]
+    known = set(names)
+    for number, row in enumerate(rows):
+        unknown = set(row) - known
+        if unknown:
+            raise LakeError(
+                f"row {number} for table {table} has unknown column(s) {sorted(unknown)}",
+                hint=f"columns: {', '.join(names)}",
+            )
+
+
 def rows_to_arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
     """`rows` as an Arrow table of `table`'s schema; a key the schema lacks is an error (Arrow
     would silently drop it, leaving the column NULL). Map values may be dicts."""
     import pyarrow as pa
 
     schema = arrow_schema(table)
-    known = set(schema.names)
-    for number, row in enumerate(rows):
-        unknown = set(row) - known
-        if unknown:
-            raise LakeError(
-                f"row {number} for table {table} has unknown column(s) {sorted(unknown)}",
-                hint=f"columns: {', '.join(schema.names)}",
-            )
+    check_columns(table, rows)
     maps = [f.name for f in schema if pa.types.is_map(f.type)]
     if maps:  # map columns take (key, value) pairs
         rows = [

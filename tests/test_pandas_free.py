@@ -1,5 +1,5 @@
 """kindex never imports pandas on the paths a kernel team's CI takes: a check, the step verbs,
-and an ingest that updates the layers of an existing lake.
+an ingest that updates the layers of an existing lake, and a first ingest (dimension rows).
 
 pyarrow imports pandas, where it is installed, for any conversion between Arrow and numpy or
 Python values (Array.to_numpy, pa.array, pa.table of a stream): 0.33 s of each such command.
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from realdata import SEEDS
 
 FAKE = """
 import os
@@ -114,3 +115,13 @@ def test_an_ingest_into_a_lake_and_its_check_do_not_import_pandas(
     assert "Traceback" not in done.stderr, done.stderr
     assert json.loads(done.stdout), done.stderr
     assert not marker.exists(), "a check of new runs imported pandas"
+
+
+def test_a_first_ingest_with_new_dimension_rows_does_not_import_pandas(
+    fake_pandas: tuple[dict[str, str], Path], tmp_path: Path
+) -> None:
+    env, marker = fake_pandas
+    done = kindex(env, "ingest", str(SEEDS), "--lake", str(tmp_path / "lake"), "-q")
+    assert done.returncode == 0, done.stderr
+    assert "dimension rows added" in done.stderr and " 0 dimension rows" not in done.stderr
+    assert not marker.exists(), "a first ingest (dimension rows, layers) imported pandas"

@@ -13,7 +13,7 @@ from kindex_olap.ingestion.stage import FILE_SEQ_STRIDE
 from kindex_olap.lake.tables import ROW_GROUP_ROWS, read_table, set_files
 from kindex_olap.lake.transaction import append_partitioned, crashpoint, write_relation
 from kindex_olap.model.facts import DIGEST_COLUMNS, ROW_BUILDERS
-from kindex_olap.schema import column_types, rows_to_arrow
+from kindex_olap.schema import check_columns, column_types, rows_to_arrow
 from kindex_olap.sqlfiles import read_sql, statements
 
 if TYPE_CHECKING:
@@ -42,10 +42,11 @@ def ingested_files(
     return {path: (size, mtime) for path, size, mtime, _ in rows}, {row[3] for row in rows}
 
 
-def json_rows_sql(table: str, files: str, stamped: str) -> str:
+def json_rows_sql(table: str, files: str, stamped: str, largest: int = JSON_ROW_BYTES) -> str:
     """A SELECT of `table`'s rows from JSON Lines files (the SQL expression `files`), each column
     read as the table declares it (names and types from the fixed schema), and the column
-    `stamped` set to the ingest's time (the variable ingested_at)."""
+    `stamped` set to the ingest's time (the variable ingested_at); `largest`: the longest line
+    in bytes."""
     typed = column_types()[table]
     read = ", ".join(f"'{name}': '{kind}'" for name, kind in typed if name != stamped)
     select = ", ".join(
@@ -54,7 +55,7 @@ def json_rows_sql(table: str, files: str, stamped: str) -> str:
     )
     return (
         f"SELECT {select} FROM read_ndjson({files}, format = 'newline_delimited', "
-        f"maximum_object_size = {JSON_ROW_BYTES}, columns = {{{read}}})"
+        f"maximum_object_size = {int(largest)}, columns = {{{read}}})"
     )
 
 
@@ -172,7 +173,10 @@ class BatchWriter:
             build = ROW_BUILDERS[table]
             rows = [build(d, doc) for d, doc in by_digest.items() if d not in known]
             if rows:
-                self._insert(table, rows)
+                # through JSON Lines, not Arrow: pyarrow's Python conversion imports pandas
+                # (0.33 s of a first ingest where pandas is installed; tests/test_pandas_free.py)
+                check_columns(table, rows)
+                self._insert_json(table, rows)
                 self._write_single(table)
                 added += len(rows)
         return added
@@ -254,15 +258,17 @@ class BatchWriter:
             self._insert_json("ingested_files", rows, "ingested_at")
         self._write_single("ingested_files")
 
-    def _insert_json(self, table: str, rows: list[dict[str, Any]], stamped: str) -> None:
+    def _insert_json(self, table: str, rows: list[dict[str, Any]], stamped: str = "") -> None:
         import orjson
 
         self._create(table)
         path = self.tx.staging / f"{table}.ndjson"
-        path.write_bytes(b"\n".join(map(orjson.dumps, rows)) + b"\n")
+        lines = [orjson.dumps(row) for row in rows]
+        path.write_bytes(b"\n".join(lines) + b"\n")
         self._run("SET VARIABLE ingested_at = ?", [self.ingested_at])
         self._run("SET VARIABLE json_rows = ?", [str(path)])
-        select = json_rows_sql(table, "getvariable('json_rows')", stamped)
+        largest = max(JSON_ROW_BYTES, *(len(line) + 1 for line in lines))  # spec_json has no cap
+        select = json_rows_sql(table, "getvariable('json_rows')", stamped, largest)
         self._run(f"INSERT INTO {table} BY NAME {select}")
         path.unlink()
 

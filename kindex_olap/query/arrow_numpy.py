@@ -6,7 +6,7 @@ wherever pandas is installed: 0.33 s (python -X importtime, pandas 3.1, pyarrow 
 cold `kindex check`, every cold step verb and every ingest that updates the layers, for a
 package kindex does not use. These functions read and build the buffers themselves (a numpy
 view of an Arrow buffer is microseconds; DuckDB's fetchnumpy over the same Arrow table cost
-1 ms of a 12 ms warm check). tests/test_import_hygiene.py holds the commands to it.
+1 ms of a 12 ms warm check). tests/test_pandas_free.py holds the commands to it.
 """
 
 from __future__ import annotations
