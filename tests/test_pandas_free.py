@@ -125,3 +125,25 @@ def test_a_first_ingest_with_new_dimension_rows_does_not_import_pandas(
     assert done.returncode == 0, done.stderr
     assert "dimension rows added" in done.stderr and " 0 dimension rows" not in done.stderr
     assert not marker.exists(), "a first ingest (dimension rows, layers) imported pandas"
+
+
+def test_an_ingest_of_many_files_does_not_import_pandas(
+    fake_pandas: tuple[dict[str, str], Path], tmp_path: Path
+) -> None:
+    """Past FILE_ROWS_AS_JSON files, the files' rows go to DuckDB as Arrow (set to 0 here)."""
+    env, marker = fake_pandas
+    script = (
+        "import sys; from kindex_olap.ingestion import writer; writer.FILE_ROWS_AS_JSON = 0; "
+        "from kindex_olap.cli.fast import main; sys.argv[0] = 'kindex'; main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, "ingest", str(SEEDS), "--lake", str(tmp_path / "l"), "-q"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=REPO.parent,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "3 files read" in done.stderr, done.stderr
+    assert not marker.exists(), "the files' rows as Arrow imported pandas"

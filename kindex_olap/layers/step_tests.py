@@ -16,8 +16,8 @@ from __future__ import annotations
 import duckdb
 import numpy as np
 
+from kindex_olap.arrow_numpy import array
 from kindex_olap.lake.transaction import Transaction, write_relation
-from kindex_olap.query.arrow_numpy import array
 
 TABLE = "layer_step_tests"
 

@@ -16,8 +16,8 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from kindex_olap.arrow_numpy import array
 from kindex_olap.lake.transaction import Transaction, write_relation
-from kindex_olap.query.arrow_numpy import array
 from kindex_olap.query.history_report import step_columns
 from kindex_olap.query.steps import Columns, Tests
 from kindex_olap.schema import column_types

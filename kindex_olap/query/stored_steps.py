@@ -20,10 +20,7 @@ import duckdb
 import numpy as np
 from numpy.typing import NDArray
 
-from kindex_olap.errors import QueryError
-from kindex_olap.lake.tables import partition_folder, scan_sql
-from kindex_olap.natural import natural_key
-from kindex_olap.query.arrow_numpy import (
+from kindex_olap.arrow_numpy import (
     flags,
     indices,
     integers,
@@ -32,6 +29,9 @@ from kindex_olap.query.arrow_numpy import (
     strings,
     times,
 )
+from kindex_olap.errors import QueryError
+from kindex_olap.lake.tables import partition_folder, scan_sql
+from kindex_olap.natural import natural_key
 from kindex_olap.query.correction import Correction
 from kindex_olap.query.history_report import (
     STEP_COLUMNS,

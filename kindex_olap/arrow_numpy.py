@@ -11,6 +11,7 @@ view of an Arrow buffer is microseconds; DuckDB's fetchnumpy over the same Arrow
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -127,8 +128,8 @@ def indices(values: NDArray[Any]) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
 
 
-def strings(values: list[str]) -> pa.Array:
-    """Python strings as an Arrow string array."""
+def strings(values: Sequence[str | None]) -> pa.Array:
+    """Python strings (None for NULL) as an Arrow string array."""
     return _texts(np.array(values, dtype=object))
 
 
@@ -193,4 +194,17 @@ def _texts(values: NDArray[np.object_]) -> pa.Array:
         len(encoded),
         [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))],
         null_count=int(missing.sum()),
+    )
+
+
+def whole_numbers(values: Sequence[int | None]) -> pa.Array:
+    """Python integers (None for NULL) as an Arrow int64 array, exactly (through floats a
+    nanosecond time would lose its last digits)."""
+    import pyarrow as pa
+
+    missing = np.array([v is None for v in values], dtype=bool)
+    data = np.array([0 if v is None else v for v in values], dtype=np.int64)
+    validity = pa.py_buffer(np.packbits(~missing, bitorder="little")) if missing.any() else None
+    return pa.Array.from_buffers(
+        pa.int64(), len(data), [validity, pa.py_buffer(data)], null_count=int(missing.sum())
     )
