@@ -265,7 +265,7 @@ class BatchWriter:
         path.write_bytes(b"\n".join(lines) + b"\n")
         self._run("SET VARIABLE ingested_at = ?", [self.ingested_at])
         self._run("SET VARIABLE json_rows = ?", [str(path)])
-        largest = max(JSON_ROW_BYTES, *(len(line) + 1 for line in lines))  # spec_json has no cap
+        largest = max([JSON_ROW_BYTES, *(len(line) + 1 for line in lines)])  # spec_json: no cap
         select = json_rows_sql(table, "getvariable('json_rows')", stamped, largest)
         self._run(f"INSERT INTO {table} BY NAME {select}")
         path.unlink()

@@ -230,8 +230,8 @@ def step_answer(
 
 
 # A session (kindex_olap.Lake) keeps the lake commit's steps that can be a regression or an
-# improvement under one significance bound (_SIGNIFICANT) in a temporary table, and a step verb
-# asked again reads them instead of the layer's files: at 1M runs with replicates, 962 of 804k
+# improvement under one significance bound (_SIGNIFICANT) in a temporary table, and its step
+# verbs read them instead of the layer's files: at 1M runs with replicates, 962 of 804k
 # steps, read in 2 ms where `regressions kernel05` read 17 row groups in 20-30 ms (registered
 # as Arrow instead: 5 ms). Only in a session (finding them reads every step: 0.2-0.5 s at 1M
 # runs, which a one-shot command would pay for one answer) and only while they are few; else
@@ -244,7 +244,8 @@ _TOO_MANY = "too many"
 
 def _significant(con: duckdb.DuckDBPyConnection, bounds: list[float]) -> bool:
     """Whether SIGNIFICANT holds, on `con`, the steps of the lake commit `con` reads that pass
-    `bounds` (made here when it holds another's), or there are too many to keep."""
+    `bounds` (made here when it holds none or another's); False when they are too many to
+    keep (SIGNIFICANT_ROWS)."""
     import hashlib
 
     key = hashlib.sha256(
