@@ -158,11 +158,8 @@ def array(values: NDArray[Any] | list[Any]) -> pa.Array:
     else:
         raise TypeError(f"no Arrow form for numpy dtype {data.dtype}")
     data = np.ascontiguousarray(data)
-    validity = None
-    if missing.any():
-        validity = pa.py_buffer(np.packbits(~missing, bitorder="little"))
     return pa.Array.from_buffers(
-        arrow_type, len(data), [validity, pa.py_buffer(data)], null_count=int(missing.sum())
+        arrow_type, len(data), [_validity(missing), pa.py_buffer(data)], int(missing.sum())
     )
 
 
@@ -184,16 +181,16 @@ def _texts(values: NDArray[np.object_]) -> pa.Array:
     """An object array of strings (None for NULL) as an Arrow string array."""
     import pyarrow as pa
 
-    missing = np.array([v is None for v in values.tolist()], dtype=bool)
-    encoded = [b"" if v is None else str(v).encode() for v in values.tolist()]
+    listed = values.tolist()
+    missing = np.array([v is None for v in listed], dtype=bool)
+    encoded = [b"" if v is None else str(v).encode() for v in listed]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    validity = pa.py_buffer(np.packbits(~missing, bitorder="little")) if missing.any() else None
     return pa.Array.from_buffers(
         pa.large_string(),
         len(encoded),
-        [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))],
-        null_count=int(missing.sum()),
+        [_validity(missing), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))],
+        int(missing.sum()),
     )
 
 
@@ -204,7 +201,16 @@ def whole_numbers(values: Sequence[int | None]) -> pa.Array:
 
     missing = np.array([v is None for v in values], dtype=bool)
     data = np.array([0 if v is None else v for v in values], dtype=np.int64)
-    validity = pa.py_buffer(np.packbits(~missing, bitorder="little")) if missing.any() else None
     return pa.Array.from_buffers(
-        pa.int64(), len(data), [validity, pa.py_buffer(data)], null_count=int(missing.sum())
+        pa.int64(), len(data), [_validity(missing), pa.py_buffer(data)], int(missing.sum())
     )
+
+
+def _validity(missing: NDArray[np.bool_]) -> pa.Buffer | None:
+    """An Arrow validity buffer (bit-packed, least significant bit first) where `missing` says
+    which values are NULL; None where none is."""
+    import pyarrow as pa
+
+    if not missing.any():
+        return None
+    return pa.py_buffer(np.packbits(~missing, bitorder="little"))
