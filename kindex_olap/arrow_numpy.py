@@ -177,21 +177,45 @@ def _typed(values: list[Any]) -> NDArray[Any]:
     return np.array(values, dtype=object)
 
 
+_NONE = np.array(None, dtype=object)
+
+
 def _texts(values: NDArray[np.object_]) -> pa.Array:
-    """An object array of strings (None for NULL) as an Arrow string array."""
+    """An object array of strings (None for NULL) as an Arrow string array. Text that is all
+    ASCII (names, digests, versions) is joined and encoded once, each value's length read by
+    `len`: encoding each value on its own was 3.4x slower (40 against 12 ms for 200k values),
+    0.7 s of the steps layer's update at 1M runs."""
     import pyarrow as pa
 
     listed = values.tolist()
-    missing = np.array([v is None for v in listed], dtype=bool)
-    encoded = [b"" if v is None else str(v).encode() for v in listed]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    missing = np.equal(values, _NONE).astype(bool)  # elementwise `is None`, in C
+    if missing.any():
+        listed = ["" if v is None else v for v in listed]
+    offsets = np.zeros(len(listed) + 1, dtype=np.int64)
+    data = _ascii(listed)
+    if data is None:  # other text, or values that are not text: one at a time
+        encoded = [str(v).encode() for v in listed]
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        data = b"".join(encoded)
+    else:
+        np.cumsum(np.fromiter(map(len, listed), np.int64, len(listed)), out=offsets[1:])
     return pa.Array.from_buffers(
         pa.large_string(),
-        len(encoded),
-        [_validity(missing), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))],
+        len(listed),
+        [_validity(missing), pa.py_buffer(offsets), pa.py_buffer(data)],
         int(missing.sum()),
     )
+
+
+def _ascii(listed: list[Any]) -> bytes | None:
+    """`listed` joined as bytes when every value is text and all of it ASCII (a character is
+    then a byte, and `len` a value's length in bytes); else None."""
+    try:
+        text = "".join(listed)
+    except TypeError:
+        return None
+    data = text.encode()
+    return data if len(data) == len(text) else None
 
 
 def whole_numbers(values: Sequence[int | None]) -> pa.Array:

@@ -67,5 +67,9 @@ def test_arrays_are_built_as_pyarrow_builds_them() -> None:
         expected = want if want is not None else pa.array(values).to_pylist()
         assert an.array(values).to_pylist() == expected, values
     assert an.strings(["a", None, ""]).to_pylist() == ["a", None, ""]
+    # text joined at once when ASCII, value by value otherwise (other scripts, numbers)
+    for texts in (["kernel", "b200", None], ["日本", "a", None], [np.str_("x"), "y"]):
+        assert an.strings(texts).to_pylist() == texts
+    assert an.array(np.array([1, "a", None], dtype=object)).to_pylist() == ["1", "a", None]
     assert an.whole_numbers([1, None, 2**62 + 1]).to_pylist() == [1, None, 2**62 + 1]
     assert TABLE.take(an.indices(np.array([3, 1]))).column("j").to_pylist() == [3, 1]

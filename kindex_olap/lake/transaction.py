@@ -303,7 +303,10 @@ def write_relation(
     the files written."""
     partition_by = PARTITIONED.get(table)
     if partition_by is not None and len(partition_by) == 1:
-        written = _write_each_partition(tx, table, relation, partition_by[0])
+        if partitions is not None and len(partitions) == 1 and table not in SPLIT:
+            written = _write_one_partition(tx, table, relation, partition_by[0], *partitions)
+        else:
+            written = _write_each_partition(tx, table, relation, partition_by[0])
         _record(tx, table, written, replace, partitions)
         return len(written)
     ordered = relation.query("rows", f"SELECT * FROM rows {order_clause(table)}")
@@ -317,6 +320,31 @@ def write_relation(
         written = tx.adopt_partitioned(table, out)
     _record(tx, table, written, replace, partitions)
     return len(written)
+
+
+def _write_one_partition(
+    tx: Transaction, table: str, relation: Any, column: str, value: str | None
+) -> list[Path]:
+    """`relation`'s rows of the one partition `value` (a layer update of one environment) as
+    one sorted file, written straight from the relation: _write_each_partition's table of the
+    rows, numbered by partition, cost 0.22-0.25 s of the 0.7-0.9 s of writing 125k points or
+    260k pairs of one environment at 1M runs. No file when there are no rows (as there)."""
+    import duckdb
+
+    key = duckdb.ColumnExpression(column)  # an expression, not SQL text: `value` is data
+    rows = relation.filter(
+        key.isnull() if value is None else key == duckdb.ConstantExpression(value)
+    )
+    path = tx.new_file_name(table, {column: value})
+    rows.query(
+        "rows", f"SELECT * EXCLUDE ({column}) FROM rows {order_clause(table)}"
+    ).write_parquet(
+        str(path), compression="zstd", row_group_size=ROW_GROUP_ROWS
+    )  # names from tables.py
+    if row_counts([path], tx.duckdb).get(str(path), 0) == 0:
+        path.unlink()
+        return []
+    return [path]
 
 
 def _write_each_partition(tx: Transaction, table: str, relation: Any, column: str) -> list[Path]:
