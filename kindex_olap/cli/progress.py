@@ -1,10 +1,10 @@
 """Progress of `kindex ingest` and `kindex import` on stderr: a live bar on a terminal, nothing
 while running otherwise (the command then prints its one summary line, as it always does).
 
-The bar shows the phase (downloading, converting, staging, writing), the input bytes staged out
-of the total, and documents, bundles/s and rejects so far. It appears only once a job has run
-for SHOW_AFTER_S, so quick ingests do not flash a bar, and it is transient: when the job ends it
-is wiped, leaving the summary line alone on the screen.
+The bar shows the phase (downloading, converting, staging, writing, computing verdict layers),
+the input bytes staged out of the total, and documents, bundles/s and rejects so far. It appears
+only once a job has run for SHOW_AFTER_S, so quick ingests do not flash a bar, and it is
+transient: when the job ends it is wiped, leaving the summary line alone on the screen.
 """
 
 from __future__ import annotations
@@ -52,8 +52,11 @@ class ProgressBar:
         """One ingest update: bytes staged of the total, documents, bundles/s, rejects."""
         if not self._shown():
             return
+        # "writing runs (deduplicated, sorted)" was cut short at 80 columns
         if progress.phase == "writing":
-            description = "writing runs (deduplicated, sorted)"
+            description = "writing runs"
+        elif progress.phase == "layers":
+            description = "computing verdict layers"
         else:
             description = self.label or "ingesting"
         seconds = max(time.monotonic() - self.rate_since, 1e-6)

@@ -72,7 +72,8 @@ FileInfo = tuple[str, int, int]  # absolute path, size, mtime_ns
 class IngestProgress:
     """Where a running ingest stands, as a progress display needs it: input bytes and files
     staged out of the total, documents and rejects so far, and the phase ("staging", then
-    "writing" while the runs are deduplicated and written sorted)."""
+    "writing" while the runs are deduplicated and written sorted, then "layers" while the lake
+    commit's layers are computed: kindex_olap.layers)."""
 
     bytes_done: int
     bytes_total: int
@@ -153,7 +154,7 @@ def ingest(
             work = _Ingest(tx, report, verify_digests, progress, pool)
             try:
                 work.run(found)
-                _commit(tx, report, started)
+                _commit(tx, report, started, lambda: work.tell("layers"))
             finally:
                 tx.duckdb = None
                 work.writer.close()
@@ -205,14 +206,19 @@ def _checked_inputs(paths: Iterable[str | os.PathLike[str]] | None) -> list[Path
     return inputs
 
 
-def _commit(tx: Transaction, report: IngestReport, started: float) -> None:
-    """Commit what was written as the next lake commit (nothing changed: no commit)."""
+def _commit(
+    tx: Transaction, report: IngestReport, started: float, on_layers: Callable[[], None]
+) -> None:
+    """Commit what was written as the next lake commit (nothing changed: no commit); `on_layers`
+    is called before the layers' update (seconds to a minute on a large lake: a progress
+    display says so instead of "writing")."""
     summary = _summary(report)
     report.seconds = time.perf_counter() - started
     report.snapshot = tx.base.id
     crashpoint("ingest:all-written")
     if tx.has_changes():
         if layers.needs_update(tx):
+            on_layers()
             layers.update(tx)
             crashpoint("ingest:layers-written")
         report.snapshot = tx.commit(summary).id
@@ -314,9 +320,9 @@ class _Ingest:
         for row, hashing in self.hashing:
             row["sha256"] = hashing.result()
             self.known_hashes.add(row["sha256"])
-        self._tell("writing")
+        self.tell("writing")
 
-    def _tell(self, phase: str = "staging") -> None:
+    def tell(self, phase: str = "staging") -> None:
         """Report where the ingest stands to the progress display, if there is one."""
         if self.progress is not None:
             self.progress(
@@ -479,7 +485,7 @@ class _Ingest:
             if self.pending_runs >= BATCH_RUNS:
                 self._flush()
         self.bytes_done += weight
-        self._tell()
+        self.tell()
 
     def _absorb(self, result: ChunkResult, repeated: set[str]) -> None:
         """Counts, dimensions and rejects of a job; nothing of files in `repeated` (their bytes
