@@ -10,6 +10,7 @@ import fcntl
 import os
 import pty
 import re
+import shutil
 import signal
 import struct
 import subprocess
@@ -165,6 +166,16 @@ def test_import_liger_shows_each_step(tmp_path: Path) -> None:
         assert f"\r{step} " in plain, step
     lines = left_on_screen(screen)
     assert lines[-1].startswith("ingest: ") and " runs added" in lines[-1]
+
+
+def test_migrate_shows_the_layers_step(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lake-v1", lake)  # before the layers
+    code, screen = on_terminal(["migrate", "--lake", str(lake)])
+    assert code == 0, screen
+    assert "\rcomputing verdict layers " in ESCAPE.sub("", screen).replace("\x1b[2K", "")
+    lines = left_on_screen(screen)
+    assert "layers built" in lines[-1], lines
 
 
 def test_import_piped_shows_no_bar(tmp_path: Path) -> None:

@@ -82,6 +82,7 @@ def migrate(lake: LakeOption = None, lock_timeout: LockTimeoutOption = 600.0) ->
     the product and its form factor (NVIDIA H100 PCIe and NVIDIA H100 80GB HBM3 apart), where
     it named the product. Layers stored before it lack layer_step_tests, so they are read live
     (with the new labels) until this command builds them again (docs/schema.md)."""
+    from kindex_olap.cli.progress import ProgressBar
     from kindex_olap.lake.migrate import migrate as run_migrate
     from kindex_olap.lake.store import LEGACY_FORMAT, Lake, resolve_lake
     from kindex_olap.layers.build import build_missing
@@ -90,7 +91,9 @@ def migrate(lake: LakeOption = None, lock_timeout: LockTimeoutOption = 600.0) ->
     store = Lake(root)
     if store.format_version() == LEGACY_FORMAT:
         typer.echo(run_migrate(root, lock_timeout=lock_timeout).summary(), err=True)
-    built = build_missing(store, lock_timeout)
+    with ProgressBar(quiet=False) as bar:  # a minute at 1M runs: a bar on a terminal says why
+        bar.phase("computing verdict layers")
+        built = build_missing(store, lock_timeout)
     if built is None:
         typer.echo(
             f"{root}: the layers are up to date (lake commit {store.snapshot().id})", err=True
