@@ -135,14 +135,18 @@ def strings(values: Sequence[str | None]) -> pa.Array:
 
 def array(values: NDArray[Any] | list[Any]) -> pa.Array:
     """numpy values, or Python values of one kind (text, numbers, datetimes, booleans; None
-    for NULL), as an Arrow array; NaN and NaT as NULL (what pa.array(..., from_pandas=True)
-    makes of them)."""
+    for NULL, in a list or an object array), as an Arrow array; NaN and NaT as NULL (what
+    pa.array(..., from_pandas=True) makes of them)."""
     import pyarrow as pa
 
     data = values if isinstance(values, np.ndarray) else _typed(values)
     kind = data.dtype.kind
     if kind == "O":
-        return _texts(data)
+        first = next((v for v in data.flat if v is not None), None)
+        if first is None or isinstance(first, str):
+            return _texts(data)
+        typed = _typed(data.tolist())  # datetimes where a NULL made fetchnumpy's column objects
+        return _texts(data) if typed.dtype.kind == "O" else array(typed)
     if kind == "M":
         stamps = data.astype("datetime64[us]")
         missing = np.isnat(stamps)

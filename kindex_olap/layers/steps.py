@@ -25,8 +25,6 @@ from kindex_olap.schema import column_types
 TABLE = "layer_steps"
 # the table's columns named otherwise in a step verb's row
 _RENAMED = {"implementation": "provider", "to_version": "version"}
-# columns that are not text
-_OBJECTS = {"to_observed"}
 
 
 def write_steps(
@@ -66,14 +64,12 @@ def write_steps(
                 "cp_pvalue": s.cp_pvalue,
             }
         )
-    # NaN as NULL: a layer's rows compare equal to a rebuild's (NaN != NaN), and fetch_numpy
-    # gives NaN back; a column of Python objects other than text (times where a NULL made
-    # fetch_numpy's column objects) as its values' type
-    joined = {name: np.concatenate([np.asarray(p[name]) for p in parts]) for name in parts[0]}
     steps = pa.table(
         {
-            name: array(values.tolist() if name in _OBJECTS and values.dtype == object else values)
-            for name, values in joined.items()
+            # NaN as NULL: a layer's rows compare equal to a rebuild's (NaN != NaN), and
+            # fetch_numpy gives NaN back
+            name: array(np.concatenate([np.asarray(p[name]) for p in parts]))
+            for name in parts[0]
         }
     )
     # each column in the table's type (an empty list of steps has no Arrow type)

@@ -236,7 +236,7 @@ def step_columns(
     columns: dict[str, NDArray[Any]] = {
         "kernel": points["kernel"][t],
         "pass": points["pass"][t],
-        "gpu": _objects(_gpus(points, t)),
+        "gpu": np.array(_gpus(points, t), dtype=object),
         "shape": points["shape"][t],
         "implementation": points["provider"][t],
         "series": np.full(len(js), s.series, dtype=object),
@@ -247,20 +247,14 @@ def step_columns(
         "ratio": _finite(ratio),
         "ratio_lo": _finite(lo),
         "ratio_hi": _finite(hi),
-        "rule": _objects(rule_texts(points, s, js)),
+        "rule": np.array(rule_texts(points, s, js), dtype=object),
         "from_commits": _blank_as_none(points["commits"][f]),
         "to_commits": _blank_as_none(points["commits"][t]),
         "to_observed": points["last_observed"][t],
     }
     if ids:
-        columns["step"] = _objects(step_ids(points, s.series, f, t))
+        columns["step"] = np.array(step_ids(points, s.series, f, t), dtype=object)
     return columns
-
-
-def _objects(values: list[str]) -> NDArray[np.object_]:
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
 
 
 def _finite(values: NDArray[Any]) -> NDArray[np.float64]:
