@@ -99,10 +99,11 @@ def migrate(lake: LakeOption = None, lock_timeout: LockTimeoutOption = 600.0) ->
             f"{root}: the layers are up to date (lake commit {store.snapshot().id})", err=True
         )
     else:
-        rows = ", ".join(f"{n} {t}" for t, n in built.rows.items())
+        # the rows per table made a 230-character line (wrapped at 80 columns)
+        rows = sum(built.rows.values())
         typer.echo(
-            f"{root}: layers built ({rows}) in {built.seconds:.2f} s, "
-            f"lake commit {store.snapshot().id}",
+            f"{root}: layers built in {built.seconds:.2f} s ({rows:,} rows in "
+            f"{len(built.rows)} tables), lake commit {store.snapshot().id}",
             err=True,
         )
 
