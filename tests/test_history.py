@@ -187,6 +187,50 @@ def test_commits_travel_with_the_steps(liger_history_lake: Path) -> None:
     assert rows and all(r["to_commits"] == commits[0][0] for r in rows)
 
 
+def test_an_empty_step_answer_says_why_first(liger_history_lake: Path) -> None:
+    """A history verb that shows nothing says why, in its first note (a table prints that line
+    alone): the filter that emptied the runs; runs with no main-branch point or step (jsd on
+    the MI300X: one version, first seen on a branch); only the cells' baselines stepping
+    (torch, the baseline of every jsd cell); or steps that none of
+    the verb's verdicts fit (jsd on the H100 PCIe, whose 0.3.0 -> 0.3.1 is an environment
+    shift), with the rules that flag one."""
+
+    def why(text: str, options: Options = Options()) -> str:
+        result = run_query(text, liger_history_lake, options)
+        assert result.rows == [], text
+        return str(result.diagnostics[0])
+
+    assert why("regressions jsd a100").startswith("no runs match: the filter gpu a100 left")
+    assert why("history jsd a100").startswith("no runs match: the filter gpu a100 left")
+    assert why("history jsd mi300x") == (
+        "no history points for the runs selected; main-branch runs only (--all-branches adds "
+        "runs first seen elsewhere)"
+    )
+    assert why("regressions jsd mi300x").startswith(
+        "no regressions: the runs selected make no step (a step joins two versions of an "
+        "implementation in one cell); main-branch runs only"
+    )
+    assert why("improvements torch jsd").startswith(
+        "no improvements: of the runs selected only their cells' baselines (torch) make steps"
+    )
+    # every step moved a little: `changes` with no threshold lists each
+    steps = run_query("changes jsd h100-pcie", liger_history_lake, Options(threshold=0.0)).rows
+    assert why("regressions jsd h100-pcie") == (
+        f"no regressions: none of the {len(steps)} steps of the runs selected is a regression (a "
+        "change > 5% with Benjamini-Hochberg q <= 0.01); main-branch runs only (--all-branches "
+        "adds runs first seen elsewhere)"
+    )
+    # by run (computed live, not read from the stored steps): the same explanation, its count
+    by_run = run_query(
+        "changes jsd h100-pcie", liger_history_lake, Options(threshold=0.0, by="run")
+    ).rows
+    assert why("regressions jsd h100-pcie", Options(threshold=0.5, by="run")) == (
+        f"no regressions: none of the {len(by_run)} steps of the runs selected is a regression (a "
+        "change > 50% with Benjamini-Hochberg q <= 0.01); main-branch runs only (--all-branches "
+        "adds runs first seen elsewhere)"
+    )
+
+
 # -- kindex check --------------------------------------------------------------------------
 
 
@@ -195,6 +239,19 @@ def test_check_is_quiet_when_nothing_new(liger_history_lake: Path) -> None:
     result = run_check("", liger_history_lake, since=str(newest))
     assert result.tested_steps == 0 and result.regressions == []
     assert result.summary().startswith("nothing to test: no step into runs observed after")
+
+
+def test_check_names_a_filter_that_matches_no_run(liger_history_lake: Path) -> None:
+    """A gate whose filter names a GPU the lake has never held (a100 for jsd) tests nothing and
+    says which filter emptied the runs, before its summary; a filter that matches runs whose
+    steps are old says only that nothing is new."""
+    empty = run_check("jsd a100", liger_history_lake)
+    assert empty.tested_steps == 0
+    assert empty.notes[0].startswith("no runs match: the filter gpu a100 left nothing (the runs")
+    newest = _csv("SELECT max(timestamp) FROM h")[0][0]
+    old = run_check("jsd h100-pcie", liger_history_lake, since=str(newest))
+    assert old.tested_steps == 0
+    assert not [n for n in old.notes if n.startswith("no runs match")]
 
 
 def _plant(raw: Path, out: Path, factor: float) -> int:

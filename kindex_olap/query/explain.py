@@ -1,15 +1,20 @@
-"""Why a query answered nothing: the filter that emptied the runs, or the comparable side that
-is missing (one line for stderr, naming what the lake does hold)."""
+"""Why a query answered nothing: the filter that emptied the runs, the comparable side that is
+missing, or for a step verb why no step shows (one line for stderr, naming what the lake does
+hold)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from kindex_olap.query.compile import Options, Where, shape_clause
 from kindex_olap.query.shorthand import Query, Vocabulary, in_family
 from kindex_olap.query.verbs import NO_PASS, PAIR_VERBS
+
+if TYPE_CHECKING:
+    from kindex_olap.query.history_report import Selected
+    from kindex_olap.query.steps import Rules
 
 
 def explain_empty(
@@ -38,6 +43,48 @@ def explain_empty(
     return [_no_pairs(con, query, where, options)]
 
 
+def explain_no_steps(
+    con: duckdb.DuckDBPyConnection,
+    query: Query,
+    options: Options,
+    vocab: Vocabulary,
+    selected: Selected | None,
+    rules: Rules,
+) -> list[str]:
+    """Why a history verb answered nothing: a filter that emptied the runs; for a step verb,
+    from the steps into what it `selected`, the runs selected making no step, only their
+    cells' baselines making steps, or none of the steps fitting the verb under `rules`."""
+    ran = explain_empty(con, query, options, vocab)
+    if ran[0].startswith("no runs match"):
+        return ran
+    branch = "" if options.all_branches else _MAIN_ONLY
+    version = "" if options.version is None else f" labelled version {options.version}"
+    verb = query.verb
+    if selected is None:  # `history` (or a leaderboard's records)
+        return [f"no history points for the runs selected{version}{branch}"]
+    flagged = (
+        f"moved by more than {rules.threshold:.0%}"
+        if verb == "changes"
+        else f"is {_ARTICLE[verb]} (a change > {rules.threshold:.0%} with Benjamini-Hochberg "
+        f"q <= {rules.q_level:g})"
+    )
+    joins = "a step joins two versions of an implementation in one cell"
+    if selected.steps == 0:
+        return [f"no {verb}: the runs selected{version} make no step ({joins}){branch}"]
+    if selected.measured == 0:
+        return [
+            f"no {verb}: of the runs selected{version} only their cells' baselines "
+            f"({', '.join(selected.baselines[:6])}) make steps, and a step verb lists the "
+            f"implementations measured against a baseline{branch}"
+        ]
+    return [
+        f"no {verb}: none of the {selected.measured} steps of the runs selected{version} "
+        f"{flagged}{branch}"
+    ]
+
+
+_MAIN_ONLY = "; main-branch runs only (--all-branches adds runs first seen elsewhere)"
+_ARTICLE = {"regressions": "a regression", "improvements": "an improvement"}
 _Step = tuple[str, str, tuple[Any, ...], str]
 # what to list when a step empties the result: the values its dimension takes before it
 _GPU_LABEL = "kindex_gpu_label(gpu, form_factor)"

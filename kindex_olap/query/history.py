@@ -25,7 +25,13 @@ from kindex_olap.errors import QueryError
 from kindex_olap.query import noise
 from kindex_olap.query.correction import Correction, Scope
 from kindex_olap.query.engine import reads_layers, temporary
-from kindex_olap.query.history_report import Table, history_table, notes, steps_table
+from kindex_olap.query.history_report import (
+    Table,
+    history_table,
+    notes,
+    selected_steps,
+    steps_table,
+)
 from kindex_olap.query.steps import Columns, Rules, Steps, families, judge, tests_of
 from kindex_olap.query.stored import (
     fetch_numpy,
@@ -310,6 +316,8 @@ def answer_table(verb: str, lake: Analysis, options: HistoryOptions) -> Table:
         # environment shifts of the others)
         shown = points["in_query"].astype(bool) & ~points["is_baseline"].astype(bool)
         table = steps_table(points, lake.steps, REGISTRY[verb].steps, shown, options.rules)
+        if not table.rows:
+            table.selected = selected_steps(points, lake.steps)
     table.notes.extend(notes(lake.scope, options.rules, options.all_branches))
     return table
 

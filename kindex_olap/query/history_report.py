@@ -24,6 +24,31 @@ class Table:
     columns: list[str]
     rows: list[tuple[Any, ...]]
     notes: list[str] = field(default_factory=list)
+    # a step verb's empty answer: the steps into what it selected (query/explain.py says why)
+    selected: Selected | None = None
+
+
+@dataclass
+class Selected:
+    """The steps into the points a step verb selected, shown or not."""
+
+    steps: int
+    measured: int  # of implementations measured against a baseline: those a step verb lists
+    baselines: list[str]  # the implementations of the others (their cells' baselines)
+
+
+def selected_steps(points: Columns, steps: list[Steps]) -> Selected:
+    """What `steps` (of `points`) hold into the points the query selected (`in_query`)."""
+    chosen = points["in_query"].astype(bool)
+    baseline = points["is_baseline"].astype(bool)
+    total = measured = 0
+    names: set[str] = set()
+    for s in steps:
+        into = chosen[s.to]
+        total += int(into.sum())
+        measured += int((into & ~baseline[s.to]).sum())
+        names.update(str(v) for v in points["provider"][s.to][into & baseline[s.to]] if v)
+    return Selected(total, measured, sorted(names))
 
 
 HISTORY_COLUMNS = {

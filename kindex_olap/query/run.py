@@ -21,7 +21,7 @@ from kindex_olap.query.compile import (
     where_of,
 )
 from kindex_olap.query.engine import connect, reads_layers, snapshot_of, stale_layers
-from kindex_olap.query.explain import explain_empty
+from kindex_olap.query.explain import explain_empty, explain_no_steps
 from kindex_olap.query.shorthand import Query, Vocabulary, parse
 from kindex_olap.query.variables import answering
 from kindex_olap.query.verbs import HISTORY_VERBS, NOISE_VERBS, PAIR_VERBS
@@ -67,7 +67,7 @@ def run_query(
             vocab = vocab or load_vocabulary(con)
             query = parse(text, vocab)
             if query.verb in HISTORY_VERBS:
-                result = _history(con, query, options)
+                result = _history(con, query, options, vocab)
             else:
                 result = execute(con, compile_on(con, query, options))
                 result.verb = "runs serving" if query.serving else query.verb
@@ -89,12 +89,19 @@ def _history_options(options: Options, rules: Rules | None = None) -> HistoryOpt
     return HistoryOptions(by=options.by, all_branches=options.all_branches, rules=rules)
 
 
-def _history(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> QueryResult:
+def _history(
+    con: duckdb.DuckDBPyConnection, query: Query, options: Options, vocab: Vocabulary
+) -> QueryResult:
     from kindex_olap.query.history import answer
 
     where = history_where(query, options)
-    table = answer(con, query.verb, where.clauses, where.params, _history_options(options))
-    return history_result(table, where, query.verb)
+    asked = _history_options(options)
+    table = answer(con, query.verb, where.clauses, where.params, asked)
+    result = history_result(table, where, query.verb)
+    if not result.rows:  # the explanation first: a table shows it alone
+        why = explain_no_steps(con, query, options, vocab, table.selected, asked.rules)
+        result.diagnostics[:0] = why
+    return result
 
 
 def history_where(query: Query, options: Options) -> Where:
@@ -150,6 +157,10 @@ def run_check(
         with answering(con):
             where, history = check_question(con, filters, options, rules)
             result = check(con, snapshot, where.clauses, where.params, since, history, accept)
+            if not result.tested_steps and filters.split():  # a filter that matches no run?
+                vocab = load_vocabulary(con)
+                why = explain_empty(con, parse(f"regressions {filters}", vocab), options, vocab)
+                result.notes.extend(why[:1] if why[0].startswith("no runs match") else [])
             result.notes.extend(stale_layers(con))
             return result
     finally:

@@ -35,6 +35,7 @@ from kindex_olap.natural import natural_key
 from kindex_olap.query.correction import Correction
 from kindex_olap.query.history_report import (
     STEP_COLUMNS,
+    Selected,
     Table,
     notes,
     nums,
@@ -226,7 +227,20 @@ def step_answer(
     shown = np.flatnonzero(shown_verdicts(found.verdict, found.columns["log_change"], bound, steps))
     table = Table(list(STEP_COLUMNS), found.rows(shown))
     table.notes.extend(notes(scope, rules, all_branches=False))
+    if not table.rows:
+        table.selected = _selected(con, clauses, params)
     return table
+
+
+def _selected(con: duckdb.DuckDBPyConnection, clauses: list[str], params: list[Any]) -> Selected:
+    """history_report.selected_steps over the stored steps `clauses` select."""
+    row = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE NOT is_baseline), "
+        "list(DISTINCT provider ORDER BY provider) FILTER (WHERE is_baseline AND provider <> '') "
+        f"FROM layer_steps WHERE {' AND '.join(clauses) or 'true'}",
+        params,
+    ).fetchall()[0]  # fixed clauses; the values are parameters
+    return Selected(int(row[0]), int(row[1]), [str(v) for v in row[2] or []])
 
 
 # A session (kindex_olap.Lake) keeps the lake commit's steps that can be a regression or an
