@@ -98,6 +98,43 @@ def test_symlinks_out_of_the_input_folder_are_not_read(seed_inbox: Path, tmp_pat
     assert followed.rejected == 2 and any("hunter2" in t for t in texts)
 
 
+def test_links_to_nothing_and_unlistable_folders_skip_themselves_only(
+    seed_inbox: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link that loops (`loop -> loop`: asking whether it is a folder raises ELOOP, which
+    stopped the whole ingest; not a bundle's name: passed over as any other such file), one to
+    itself with a bundle's name, a dangling one, and a folder inside that cannot be listed: each
+    is skipped, the last three with a warning naming it and why, and the seeds land; with
+    --follow-symlinks too (the links are then tried as files)."""
+    (seed_inbox / "loop").symlink_to("loop")
+    (seed_inbox / "self.json").symlink_to("self.json")
+    (seed_inbox / "gone.json").symlink_to(tmp_path / "missing.json")
+    (seed_inbox / "closed").mkdir()
+    (seed_inbox / "closed" / "more.json").write_text("{}")
+    listing = os.scandir
+
+    def scandir(path: str) -> Any:
+        if str(path).endswith("closed"):
+            raise PermissionError(13, "Permission denied", path)
+        return listing(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)  # root lists any folder: refuse one here
+    report = ingest([seed_inbox], tmp_path / "lake")
+    assert report.runs_added == 3 and report.rejected == 0
+    assert sorted(report.warnings) == [
+        f"skipped {seed_inbox / 'closed'}: a folder that cannot be listed (Permission denied)",
+        f"skipped {seed_inbox / 'gone.json'}: a symbolic link to nothing (dangling, or a loop)",
+        f"skipped {seed_inbox / 'self.json'}: a symbolic link to nothing (dangling, or a loop)",
+    ]
+    followed = ingest([seed_inbox], tmp_path / "lake2", follow_symlinks=True)
+    assert followed.runs_added == 3 and followed.rejected == 0
+    assert sorted(followed.warnings) == [
+        f"skipped {seed_inbox / 'closed'}: a folder that cannot be listed (Permission denied)",
+        f"skipped {seed_inbox / 'gone.json'}: cannot be read (No such file or directory)",
+        f"skipped {seed_inbox / 'self.json'}: cannot be read (Too many levels of symbolic links)",
+    ]
+
+
 def test_a_symlink_inside_the_input_folder_is_read(seed_inbox: Path, tmp_path: Path) -> None:
     inner = seed_inbox / "inner"
     inner.mkdir()

@@ -141,11 +141,9 @@ def ingest(
     inputs = _checked_inputs(paths)
     report = IngestReport(lake=root, lake_source=lake_source)
     skipped: list[str] = []
-    found = _stat(discover_names(inputs, follow_symlinks=follow_symlinks, skipped=skipped))
-    report.warnings += [
-        f"skipped {path}: a symbolic link out of the input folder (--follow-symlinks reads it)"
-        for path in skipped
-    ]
+    names = discover_names(inputs, follow_symlinks=follow_symlinks, skipped=skipped)
+    found = _stat(names, skipped)
+    report.warnings += [f"skipped {why}" for why in skipped]
     with contextlib.ExitStack() as stack:
         # The staging processes start before the lock, the lake's creation and the work
         # database: their start (spawn and imports, 0.3-0.65 s) overlaps the parent's.
@@ -162,11 +160,17 @@ def ingest(
     return report
 
 
-def _stat(paths: Iterable[str]) -> list[FileInfo]:
-    """(absolute path, size, mtime_ns) of every input file."""
+def _stat(paths: Iterable[str], skipped: list[str]) -> list[FileInfo]:
+    """(absolute path, size, mtime_ns) of every input file found in a folder; one that cannot
+    be read (a followed link to nothing, a file gone since it was listed) is added to `skipped`.
+    A path named on the command line was checked before (_checked_inputs)."""
     found = []
     for path in paths:
-        stat = os.stat(path)
+        try:
+            stat = os.stat(path)
+        except OSError as e:
+            skipped.append(f"{path}: cannot be read ({e.strerror})")
+            continue
         found.append((path, stat.st_size, stat.st_mtime_ns))
     return found
 
@@ -197,13 +201,21 @@ def _checked_inputs(paths: Iterable[str | os.PathLike[str]] | None) -> list[Path
     for path in inputs:
         if not path.exists():
             raise ConfigError(f"input path {path} does not exist", hint="pass files or folders")
-        if path.is_dir() and next(discover_names([path]), None) is None:
+        if path.is_dir() and _first_name(path) is None:
             raise IngestError(
                 f"input folder {path} holds no bundle files",
                 hint="kindex ingest reads seed text (.txt), .json, .jsonl and .ndjson files, "
                 "each maybe .gz or .zst; pass the folder that holds them",
             )
     return inputs
+
+
+def _first_name(folder: Path) -> str | None:
+    """The first input file of `folder` (None: it holds none)."""
+    try:
+        return next(discover_names([folder]), None)
+    except OSError as e:
+        raise ConfigError(f"input folder {folder} cannot be listed ({e.strerror})") from e
 
 
 def _commit(

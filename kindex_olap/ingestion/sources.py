@@ -54,8 +54,9 @@ def discover_names(
     extensions.
 
     A symbolic link inside a folder is followed only to a file inside that folder: one that
-    leads out of it (`x.json -> /etc/shadow`), or to a folder, is left alone and its path added
-    to `skipped`, unless `follow_symlinks`. A path named on the command line is read as given.
+    leads out of it (`x.json -> /etc/shadow`), or to a folder, or nowhere (dangling, a loop), is
+    left alone and added to `skipped` ("PATH: why"), unless `follow_symlinks`; so is a folder
+    inside that cannot be listed. A path named on the command line is read as given.
     """
     for path in paths:
         root = os.path.abspath(path)
@@ -73,14 +74,35 @@ def _walk(
         entries = sorted(scan, key=lambda e: e.name)
     for entry in entries:
         if entry.is_symlink() and not _may_follow(entry.path, real_root, follow):
-            if skipped is not None and (_is_input_name(entry.name) or entry.is_dir()):
-                skipped.append(entry.path)
+            if skipped is not None and (_is_input_name(entry.name) or _is_dir(entry)):
+                skipped.append(f"{entry.path}: {_unfollowed(entry.path)}")
             continue
-        if entry.is_dir():
-            if os.path.realpath(entry.path) not in seen:
+        if _is_dir(entry):
+            if os.path.realpath(entry.path) in seen:
+                continue
+            try:
                 yield from _walk(entry.path, real_root, follow, skipped, seen)
+            except OSError as e:  # a folder inside that cannot be listed: the rest is read
+                if skipped is not None:
+                    skipped.append(f"{entry.path}: a folder that cannot be listed ({e.strerror})")
         elif _is_input_name(entry.name):
             yield entry.path
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """Whether `entry` is a folder, following a link; False where that cannot be told (a link
+    that loops: is_dir raises for it, and one such link stopped the whole ingest)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _unfollowed(link: str) -> str:
+    """Why the symbolic link `link` inside an input folder was not read."""
+    if not os.path.exists(link):
+        return "a symbolic link to nothing (dangling, or a loop)"
+    return "a symbolic link out of the input folder (--follow-symlinks reads it)"
 
 
 def _may_follow(link: str, real_root: str, follow: bool) -> bool:
