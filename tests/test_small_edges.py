@@ -89,3 +89,46 @@ def test_the_spark_engine_without_pandas_says_what_to_install(
     assert "the Spark engine needs pandas" in result.stderr
     assert "kindex-olap[spark]" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_a_zero_latency_run_is_named_when_nothing_pairs(tmp_path: Path) -> None:
+    """The schema admits a 0 ns median; the pairing leaves such a run out (a speedup divides by
+    it), and an empty speedup said "no comparable baseline" for a cell that holds one. Two rows
+    of Liger's history (liger and huggingface, one cell), liger's median set to 0."""
+    import csv
+    import json
+
+    from kindex_olap.importers.liger.convert import import_liger
+    from kindex_olap.ingestion.pipeline import ingest
+    from kindex_olap.query.run import run_query
+    from tests.conftest import LIGER_HISTORY
+
+    with LIGER_HISTORY.open(newline="") as src:
+        reader = csv.DictReader(src)
+        rows = [
+            r
+            for r in reader
+            if (r["kernel_name"], r["kernel_operation_mode"], r["metric_name"]) == (
+                "cross_entropy", "forward", "speed")
+            and r["gpu_name"] == "NVIDIA A100-SXM4-80GB" and r["x_value"] == "4096"
+            and r["liger_version"] == "0.2.1"
+        ]  # fmt: skip
+    assert sorted(r["kernel_provider"] for r in rows) == ["huggingface", "liger"]
+    with (tmp_path / "two.csv").open("w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    import_liger(str(tmp_path / "two.csv"), raw_dir=tmp_path / "raw")
+    for bundle in (tmp_path / "raw").glob("liger_*.txt"):
+        display, _, body = bundle.read_text().partition("\n\n")
+        document = json.loads(body)
+        if display == "Liger":
+            document["run"]["spec"]["timing"]["latencyNs"]["median"] = 0
+            bundle.write_text(f"{display}\n\n{json.dumps(document)}")
+    ingest([tmp_path / "raw"], tmp_path / "lake")
+    both = run_query("speedup cross_entropy liger vs huggingface", tmp_path / "lake")
+    assert both.rows == []
+    assert both.diagnostics == [
+        "no comparable runs: the matching runs hold no liger implementation (implementations: "
+        "huggingface); 1 run with a value of zero or less left out (a speedup divides by it)"
+    ]

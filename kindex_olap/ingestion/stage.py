@@ -298,6 +298,17 @@ def parse_document(text: bytes) -> dict[str, Any]:
     return obj
 
 
+def _json_kind(value: Any) -> str:
+    """What JSON calls `value`'s kind (a reject names it in JSON's words, not Python's)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "array" if isinstance(value, list) else "string"
+
+
 def parse_object(text: bytes) -> dict[str, Any]:
     """Parse one JSON object without duplicate keys."""
     try:
@@ -305,8 +316,7 @@ def parse_object(text: bytes) -> dict[str, Any]:
     except orjson.JSONDecodeError as e:
         raise ValidationError(f"not valid JSON: {e}") from e
     if not isinstance(obj, dict):
-        kind = "array" if isinstance(obj, list) else type(obj).__name__
-        raise ValidationError(f"top-level {kind}: expected one JSON object (a bundle)")
+        raise ValidationError(f"top-level {_json_kind(obj)}: expected one JSON object (a bundle)")
     _check_duplicate_keys(text, obj)
     return obj
 

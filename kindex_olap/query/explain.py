@@ -139,9 +139,13 @@ def _count(con: duckdb.DuckDBPyConnection, where: Where) -> int:
 
 def _no_pairs(con: duckdb.DuckDBPyConnection, query: Query, where: Where, options: Options) -> str:
     """'the lake holds a liger jsd backward run on NVIDIA B200 but no comparable baseline'."""
-    source, params = where.observations()
+    positive = where.copy()
+    positive.add("value > 0")  # what the pairing reads (_not_positive says what it leaves out)
+    source, params = positive.observations()
     sql = f"SELECT provider, kernel, pass, gpu, count(*) {source} GROUP BY ALL ORDER BY ALL"
     groups = con.execute(sql, params).fetchall()
+    if not groups:
+        return "no comparable runs: every matching run has a value of zero or less (a speedup divides by it)"
     if query.candidate:
         candidate = query.candidate
         held = [g for g in groups if in_family(g[0], candidate)]
@@ -152,7 +156,7 @@ def _no_pairs(con: duckdb.DuckDBPyConnection, query: Query, where: Where, option
         return (
             f"no comparable runs: the matching runs hold no {candidate} implementation "
             f"(implementations: {', '.join(others)})"
-        )
+        ) + _not_positive(con, where)
     baseline = query.baseline or "baseline"
     parts = [
         f"{_count_runs(n)} {p} {k} {ps or NO_PASS + ' pass'} {_runs(n)} on {gpu}"
@@ -164,7 +168,18 @@ def _no_pairs(con: duckdb.DuckDBPyConnection, query: Query, where: Where, option
     text += " (same kernel, pass, workload, environment, protocol, metric and statistic)"
     if options.version is not None:
         text += f" labelled version {options.version}"
-    return text
+    return text + _not_positive(con, where)
+
+
+def _not_positive(con: duckdb.DuckDBPyConnection, where: Where) -> str:
+    """'; 1 run with a value of zero or less left out ...' where the matching runs hold such
+    (the schema admits a 0 ns median; the pairing leaves it out: a speedup divides by it)."""
+    zero = where.copy()
+    zero.add("value <= 0")
+    n = _count(con, zero)
+    if not n:
+        return ""
+    return f"; {n} {_runs(n)} with a value of zero or less left out (a speedup divides by it)"
 
 
 def _count_runs(n: int) -> str:
