@@ -150,6 +150,13 @@ def test_errors_are_one_line(liger_history_lake: Path, tmp_path: Path) -> None:
     )
     assert result.exit_code == 5 and "nothing to plot: no comparable runs" in result.stderr
     assert "Traceback" not in result.output
+    # an empty step verb: its explanation alone, not the history's notes after it
+    result = CliRunner().invoke(
+        app, ["plot", "regressions jsd a100", "--lake", lake, "--out", str(tmp_path / "x.png")]
+    )
+    assert result.exit_code == 5
+    assert result.stderr.startswith("error: nothing to plot: no runs match: the filter gpu a100")
+    assert "history:" not in result.stderr
 
 
 def test_notebook_api_returns_the_same_chart(liger_history_lake: Path) -> None:

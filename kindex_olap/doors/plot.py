@@ -43,7 +43,8 @@ def query_chart(
 
     result = run_query(text, lake, options or Options())
     if not result.rows:
-        why = "; ".join(result.diagnostics) or "no rows"
+        # the first note explains an empty answer (as `kindex query` prints it alone)
+        why = result.diagnostics[0] if result.diagnostics else "no rows"
         raise QueryError(f"nothing to plot: {why}")
     columns, rows = result.columns, result.rows
     if result.verb == "history":
