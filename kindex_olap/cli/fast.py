@@ -47,7 +47,8 @@ def main() -> None:
 
 
 def query_arguments(argv: list[str]) -> dict[str, Any] | None:
-    """query()'s keyword arguments for `query TEXT [options]`, or None: not for the fast path."""
+    """query()'s keyword arguments for `query TEXT... [options]` (the words joined), or None: not
+    for the fast path."""
     if len(argv) < 2 or argv[0] != "query":
         return None
     from kindex_olap.cli.output import Format
@@ -72,10 +73,8 @@ def query_arguments(argv: list[str]) -> dict[str, Any] | None:
             if value is None or (not inline and value.startswith("-")):
                 return None
             found[keyword] = value
-        elif text is None:
-            text = word
-        else:
-            return None
+        else:  # the words of the shorthand, quoted as one or not (`kindex query speedup jsd`)
+            text = word if text is None else f"{text} {word}"
     if text is None:
         return None
     if "fmt" in found:

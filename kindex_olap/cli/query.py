@@ -49,7 +49,13 @@ EngineOption = Annotated[
 
 
 def query(
-    text: Annotated[str, typer.Argument(help="Shorthand, e.g. 'speedup jsd b200'.")],
+    words: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="TEXT",
+            help="Shorthand, e.g. 'speedup jsd b200' (quoted, or as words: speedup jsd b200).",
+        ),
+    ],
     lake: LakeOption = None,
     fmt: FormatOption = Format.table,
     version: VersionOption = None,
@@ -94,6 +100,7 @@ def query(
     """
     from kindex_olap.query.compile import Options
 
+    text = " ".join(words)
     options = Options(
         version=version,
         all_pairs=all_pairs,
