@@ -286,3 +286,27 @@ def test_a_history_at_80_columns_says_which_shape_each_row_is(
     wider, _ = in_terminal(["query", text, "--lake", str(liger_history_lake)], 100)
     _, head, _ = table_parts(wider)
     assert "shape" in head and "version" in head, head
+
+
+def test_a_steps_rule_shows_whole_or_not_at_all(liger_history_lake: Path) -> None:
+    """A step's rule ("step (1->1 runs; noise +-2.7%, floor: replicates, all GPUs)") is spare:
+    left out first where a group has no room for it, never cut (at 80 columns it read "…2.7%,
+    floor…s, all GPUs)" and cost the step's from and to values); shown whole where it fits."""
+    result = run_query("regressions", liger_history_lake)
+    rules = {row[result.columns.index("rule")] for row in result.rows}
+    assert result.rows and all(rule and "floor" in rule for rule in rules)
+    for width in (80, 100, 120, 220):
+        screen, _ = in_terminal(["query", "regressions", "--lake", str(liger_history_lake)], width)
+        lines = ANSI.sub("", screen).splitlines()
+        # every rule says its floor: a line that shows part of one shows it whole
+        cut = [line for line in lines if "floor" in line and not any(r in line for r in rules)]
+        assert not cut, (width, cut)
+        if width == 80:
+            assert "from_value" in lines[3] and "to_value" in lines[3], lines[:5]
+    # one group with room for it: every row's rule, whole
+    text = "regressions fused_linear_cross_entropy a100"
+    one = run_query(text, liger_history_lake)
+    screen, _ = in_terminal(["query", text, "--lake", str(liger_history_lake)], 140)
+    lines = ANSI.sub("", screen).splitlines()
+    for row in one.rows:
+        assert any(row[one.columns.index("rule")] in line for line in lines), (row, lines)

@@ -261,7 +261,8 @@ def _same_extras(
     """Leave out of every group the columns that are neither an answer nor a row key (a
     summary's min and max) where some group left them out to fit: the groups read alike,
     and the stderr line that names them is true of every group."""
-    kept = set(spec.answer) | set(spec.keys) if spec else set()
+    # a spare column (a step's rule) shows in each group that has room for it whole
+    kept = set(spec.answer) | set(spec.keys) | set(spec.spare) if spec else set()
     extras = {n for part, _ in parts for n in part.dropped_to_fit if n not in kept}
     for part, _ in parts:
         left = [c for c in part.shown if c.name not in extras]
@@ -335,7 +336,8 @@ def _layout(
     lost = False
     if width is not None:
         keys = set(spec.keys) | set(spec.tiebreak) if spec else set()
-        table.dropped_to_fit = fit(shown, width, keep=keep, keys=keys, extra=extra)
+        first = extra | set(spec.spare if spec else ())  # left out first, from the end
+        table.dropped_to_fit = fit(shown, width, keep=keep, keys=keys, extra=first)
         lost = _reads_alike(shown, table.dropped_to_fit, keys)
         table.differing = {
             c.name: sorted(set(c.values))

@@ -132,7 +132,9 @@ class VerbColumns:
     `thin_ok` (evidence says where a side was timed once); `tiebreak`: columns shown (after the
     keys), those of them with a value, only when the keys shown leave two rows alike (two runs
     of one case and version) or a row's `same` columns are equal (a step from 0.5.3 to 0.5.3:
-    two commits, or two invocations, under one version label)."""
+    two commits, or two invocations, under one version label); `spare`: shown where the line
+    has room for them whole, else the first left out (a step's rule cut to "…2.7%, floor…s, all
+    GPUs)" at 80 columns read worse than none, and cost the step's from and to values)."""
 
     show: tuple[str, ...]
     answer: tuple[str, ...] = ()
@@ -140,6 +142,7 @@ class VerbColumns:
     thin: tuple[str, ...] = ()
     tiebreak: tuple[str, ...] = ()
     same: tuple[str, ...] = ()
+    spare: tuple[str, ...] = ()
 
 
 _GPU = ("gpu", "form_factor", "environment")
@@ -168,6 +171,7 @@ _STEP = VerbColumns(
     # a step inside one version label says which code or when: its commits, else its time
     tiebreak=("from_commits", "to_commits", "to_observed"),
     same=("from_version", "to_version"),
+    spare=("rule",),
 )
 
 _COLUMNS: dict[str, VerbColumns] = {
