@@ -310,3 +310,16 @@ def test_a_steps_rule_shows_whole_or_not_at_all(liger_history_lake: Path) -> Non
     lines = ANSI.sub("", screen).splitlines()
     for row in one.rows:
         assert any(row[one.columns.index("rule")] in line for line in lines), (row, lines)
+
+
+def test_check_names_what_its_table_left_out(liger_history_lake: Path) -> None:
+    """`kindex check` prints its regressions as `kindex query regressions` does, and says as it
+    does which columns the table left out (it said nothing), with --wide to add them."""
+    lake = str(liger_history_lake)
+    _, stderr = in_terminal(["check", "--lake", lake], 80, code=1)
+    said = " ".join(stderr.split())
+    assert "columns left out: step; to fit 80 columns: rule (--wide adds them)" in said
+    _, wide = in_terminal(["check", "--lake", lake, "--wide"], 80, code=1)
+    assert "to fit 80 columns: step, rule (--format csv shows every column)" in " ".join(
+        wide.split()
+    )

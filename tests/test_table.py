@@ -42,9 +42,10 @@ VERB_QUERIES = {
 
 
 def in_terminal(
-    args: list[str], columns: int, env: dict[str, str] | None = None
+    args: list[str], columns: int, env: dict[str, str] | None = None, code: int = 0
 ) -> tuple[str, str]:
-    """Run kindex with stdout on a pseudo-terminal `columns` wide; (screen text, stderr)."""
+    """Run kindex with stdout on a pseudo-terminal `columns` wide, expecting exit `code`;
+    (screen text, stderr)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
     environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
@@ -63,7 +64,7 @@ def in_terminal(
             break
         chunks.append(chunk)
     stderr = process.stderr.read().decode() if process.stderr else ""
-    assert process.wait() == 0, stderr
+    assert process.wait() == code, stderr
     os.close(master)
     return b"".join(chunks).decode().replace("\r\n", "\n"), stderr
 

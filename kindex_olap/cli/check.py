@@ -17,7 +17,7 @@ import typer
 from kindex_olap.cli.answer import diagnose
 from kindex_olap.cli.options import AllBranchesOption, ByOption, LakeOption
 from kindex_olap.cli.output import Format
-from kindex_olap.cli.query import Engine, EngineOption
+from kindex_olap.cli.query import Engine, EngineOption, WideOption
 
 if TYPE_CHECKING:
     from kindex_olap.query.gate import CheckResult
@@ -71,6 +71,7 @@ def check(
         ),
     ] = None,
     engine: EngineOption = Engine.duckdb,
+    wide: WideOption = False,
 ) -> None:
     """Fail (exit 1) when a step into what is new is a regression: `kindex check`.
 
@@ -93,14 +94,14 @@ def check(
         result = run_on_spark(" ".join(filters or []), lake, since, options, rules, accept)
     else:
         result = run_check(" ".join(filters or []), lake, since, options, rules, accept)
-    _report(result, fmt)
+    _report(result, fmt, wide)
     if not result.tested_steps:
         raise typer.Exit(NOTHING_TESTED)
     if result.regressions:
         raise typer.Exit(REGRESSED)
 
 
-def _report(result: CheckResult, fmt: Format) -> None:
+def _report(result: CheckResult, fmt: Format, wide: bool = False) -> None:
     from kindex_olap.cli.output import write
 
     if fmt is Format.json:
@@ -108,8 +109,11 @@ def _report(result: CheckResult, fmt: Format) -> None:
         sys.stdout.write("\n")
     elif fmt is Format.markdown:
         sys.stdout.write(markdown_comment(result))
-    elif result.regressions:
-        write(result.columns, result.regressions, fmt, sys.stdout, verb="regressions")
+    elif result.regressions:  # what the table left out, said as `kindex query` says it
+        said = write(
+            result.columns, result.regressions, fmt, sys.stdout, verb="regressions", wide=wide
+        )
+        diagnose(said)
     if result.accepted and fmt is not Format.json:
         typer.echo(f"accepted (gate file): {len(result.accepted)} regression(s)", err=True)
     if result.insufficient:
