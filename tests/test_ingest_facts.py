@@ -107,6 +107,12 @@ def _variant(change: dict[str, Any]) -> dict[str, Any]:
     return bundle
 
 
+_MEMORY = {
+    "spec.timing": None,
+    "spec.measurements": [
+        {"metric": "memory", "statistic": "median", "unit": "bytes", "value": 9.0}
+    ],
+}
 CORNERS = [
     {},
     {"spec.sourceNative.externalId": None},  # no externalId: the part after '/' is a pass
@@ -119,6 +125,10 @@ CORNERS = [
     {"spec.sourceNative.benchmark": "a/b", "spec.sourceNative.externalId": "a/b//g"},
     {"spec.sourceNative.benchmark": "a/b", "spec.sourceNative.externalId": "a/bc/d"},
     {"spec.sourceNative.benchmark": None},
+    # kindex's Liger importer puts `memory` before a memory run's provider
+    {"spec.sourceNative.externalId": "jsd/backward/memory/liger/gpu", **_MEMORY},
+    {"spec.sourceNative.externalId": "jsd/backward/memory", **_MEMORY},  # nothing after it
+    {"spec.sourceNative.externalId": "jsd/backward/memory/liger/gpu"},  # a latency run
     {"spec.sourceNative": None},  # source 'unknown', no names
     {"metadata.labels": None},
     {"metadata.labels": {"version": "1.0", "a_version": "2.0"}},
@@ -149,3 +159,14 @@ def test_sql_facts_equal_python_facts_in_the_corners(
     bundle = _variant(change)
     doc = Document("corner.jsonl", 1, orjson.dumps(bundle))
     assert _assert_same_facts([doc], tmp_path) == 1
+
+
+def test_a_memory_runs_provider_is_the_part_after_memory() -> None:
+    """kindex's Liger importer writes a memory run's externalId as benchmark/memory/provider/...:
+    every memory run of the Liger history was stored with provider "memory"."""
+    names = facts.parse_names("jsd/backward", "jsd/backward/memory/liger/nvidia-h100/x", "memory")
+    assert names == ("jsd", "backward", "liger")
+    # a run of another metric keeps the part after the benchmark, whatever it is called
+    latency = facts.parse_names("jsd/backward", "jsd/backward/memory/liger/nvidia-h100", "latency")
+    assert latency == ("jsd", "backward", "memory")
+    assert facts.parse_names("jsd/backward", "jsd/backward/memory", "memory")[2] == "memory"

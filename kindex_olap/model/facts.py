@@ -69,8 +69,8 @@ def run_facts(
     native = spec.sourceNative
     benchmark = native.benchmark if native is not UNSET and native.benchmark is not UNSET else None
     external = native.externalId if native is not UNSET and native.externalId is not UNSET else None
-    kernel, pass_, provider = parse_names(benchmark, external)
     metric, statistic, unit, value = primary_measurement(bundle, latency)
+    kernel, pass_, provider = parse_names(benchmark, external, metric)
     labels = bundle.run.metadata.labels
     return {
         **staged_facts(bundle, run_id, latency, doc, seq),
@@ -167,13 +167,17 @@ def _free_numbers(spec: dict[str, Any]) -> list[Any]:
     return numbers
 
 
-def parse_names(benchmark: str | None, external_id: str | None) -> tuple[str | None, ...]:
+def parse_names(
+    benchmark: str | None, external_id: str | None, metric: str | None = None
+) -> tuple[str | None, ...]:
     """(kernel, pass, provider) from `benchmark` ('jsd/backward') and `externalId`.
 
-    KernelIndex's Liger importer writes externalId as benchmark/provider/gpu/shape/time; other
-    sources may not, in which case provider stays unknown here and comes from dimensions. Only
-    that shape (or a bundle without externalId) says the part after '/' is a pass: a leaderboard
-    export's 'amd-fp8-mm/3' with externalId 'submission/19189' names a problem variant.
+    KernelIndex's Liger importer writes externalId as benchmark/provider/gpu/shape/time, and
+    kindex's as benchmark/memory/provider/... for a run whose `metric` is memory (every such
+    run's provider read "memory"); other sources may not, in which case provider stays unknown
+    here and comes from dimensions. Only that shape (or a bundle without externalId) says the
+    part after '/' is a pass: a leaderboard export's 'amd-fp8-mm/3' with externalId
+    'submission/19189' names a problem variant.
     """
     if not benchmark:
         return None, None, None
@@ -182,7 +186,9 @@ def parse_names(benchmark: str | None, external_id: str | None) -> tuple[str | N
     pass_ = rest.split("/")[0] if rest and (liger_shaped or not external_id) else None
     provider = None
     if liger_shaped:
-        provider = external_id[len(benchmark) + 1 :].split("/")[0] or None  # type: ignore[index]
+        parts = external_id[len(benchmark) + 1 :].split("/")  # type: ignore[index]
+        skip = int(metric == "memory" and parts[0] == "memory" and len(parts) > 1)
+        provider = parts[skip] or None
     return kernel or None, pass_ or None, provider
 
 

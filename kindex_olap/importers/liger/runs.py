@@ -287,6 +287,8 @@ def _bad_names(row: dict[str, str]) -> str | None:
     """Why the row's kernel or provider name cannot name a run, or None."""
     for column, limit in NAME_LIMITS.items():
         name = row[column]
+        if not name.strip():  # a run of no kernel or of no implementation
+            return f"{column} is empty"
         if "/" in name or len(name) > limit or not name.isprintable():
             return f"{column} {name[:60]!r}: at most {limit} printable characters, no '/'"
     return None
