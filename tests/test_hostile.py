@@ -492,3 +492,31 @@ def test_liger_names_that_cannot_name_a_run_are_skipped(tmp_path: Path) -> None:
     assert {k for k, _, _ in kernels} == {longest["kernel_name"], "k" * 80}
     assert {p for _, _, p in kernels} == {longest["kernel_provider"], "p" * 60}
     assert {p for _, p, _ in kernels} == {longest["kernel_operation_mode"]}
+
+
+def test_kernelindex_rows_of_unexpected_types_are_findings(tmp_path: Path) -> None:
+    """A catalog export whose rows hold fields of types its schema does not give them (a run's
+    implementationId an object, a used workload's dtypes a number, a workload whose id is an
+    object) imports the rest: each such row is a `malformed_row` finding, its run a
+    `missing_implementation`, never a traceback (the first stopped the import with one)."""
+    from realdata import KERNELINDEX_SLICES
+
+    from kindex_olap.importers.kernelindex.convert import import_kernelindex
+
+    with KERNELINDEX_SLICES[1].open("rb") as handle:
+        text = zstandard.ZstdDecompressor().stream_reader(handle).read()
+    items = [json.loads(line) for line in text.splitlines()]
+    runs = [i["row"] for i in items if i["table"] == "benchmark_runs"]
+    runs[0]["implementationId"] = {"id": runs[0]["implementationId"]}
+    workloads = {i["row"]["id"]: i["row"] for i in items if i["table"] == "workloads"}
+    workloads[runs[1]["workloadId"]]["dtypes"] = 5
+    idless = next(w for w in workloads.values() if w["id"] != runs[1]["workloadId"])
+    idless["id"] = {"not": "text"}
+    export = tmp_path / "hostile.jsonl"
+    export.write_text("".join(json.dumps(i) + "\n" for i in items))
+    report = import_kernelindex(str(export), raw_dir=tmp_path / "raw", ingest=False)
+    assert report.findings["malformed_row"] == 2
+    assert report.findings["missing_implementation"] >= 1
+    assert report.runs == len(runs) - report.findings["run_without_bundle"]
+    kinds = {(e.kind, e.table) for e in report.examples}
+    assert {("malformed_row", "workloads")} <= kinds

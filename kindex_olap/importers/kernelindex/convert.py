@@ -115,7 +115,7 @@ def convert(path: Path, folder: Path, report: KernelIndexImport) -> Converter:
         converter.run(path)
     finally:
         writers.close(report)
-    write_dimensions(folder, index, converter.used, report)
+    write_dimensions(folder, index, converter.used, report, converter.malformed)
     write_serving(folder, list(converter.serving.values()), report)
     return converter
 

@@ -121,6 +121,8 @@ class Index:
 
     tables: dict[str, dict[str, Row]] = field(default_factory=lambda: defaultdict(dict))
     aliases: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    # (table, id as text) of the rows left out: an id, or an alias, that is not text
+    malformed: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
     def read(cls, path: Path) -> Index:
@@ -128,14 +130,20 @@ class Index:
         index = cls()
         for table, row in iter_rows(path, _INDEX_TABLES):
             if table == "operation_aliases":
-                index.aliases[row["operationId"]].append(row["alias"])
-            else:
+                operation, alias = row.get("operationId"), row.get("alias")
+                if isinstance(operation, str) and isinstance(alias, str):
+                    index.aliases[operation].append(alias)
+                else:
+                    index.malformed.append((table, str(row.get("id"))[:80]))
+            elif isinstance(row.get("id"), str):
                 index.tables[table][row["id"]] = row
+            else:
+                index.malformed.append((table, str(row.get("id"))[:80]))
         return index
 
-    def get(self, table: str, row_id: str | None) -> Row | None:
-        """The row of `table` with this id, or None."""
-        return self.tables[table].get(row_id) if row_id is not None else None
+    def get(self, table: str, row_id: object) -> Row | None:
+        """The row of `table` with this id, or None (an id that is not text names none)."""
+        return self.tables[table].get(row_id) if isinstance(row_id, str) else None
 
     def operation_name(self, operation_id: str | None) -> str | None:
         """The short name runs are queried by: the operation's first alias, else its name."""

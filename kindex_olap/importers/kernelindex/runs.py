@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 
 _TIMING_STATISTICS = {"minimum": "min", "maximum": "max"}
+# what reading a field of a type the export's schema does not give it raises
+MALFORMED = (TypeError, ValueError, KeyError, AttributeError, IndexError)
 
 
 class Converter:
@@ -36,16 +38,26 @@ class Converter:
         self.serving: dict[str, Row] = {}
 
     def run(self, path: Path) -> None:
-        """Stream the fact tables of the export."""
+        """Stream the fact tables of the export. A row whose fields have types the export's
+        schema does not give them (an id that is an object, a manifest that is a list) is a
+        finding of its own, `malformed_row`, and the rest goes on (it stopped the import with
+        a traceback)."""
+        for table, row_id in self.index.malformed:
+            self.malformed(table, row_id, "id is not text")
+        handle = {
+            "benchmark_runs": self.benchmark_run,
+            "measurements": self.measurement,
+            "serving_runs": self.serving_run,
+        }
         for table, row in iter_rows(path, _FACT_TABLES):
-            if table == "benchmark_runs":
-                self.benchmark_run(row)
-            elif table == "measurements":
-                self.measurement(row)
-            elif table == "serving_runs":
-                self.serving_run(row)
-            else:
-                self.serving_measurement(row)
+            try:
+                handle.get(table, self.serving_measurement)(row)
+            except MALFORMED as e:
+                self.malformed(table, str(row.get("id"))[:80], f"{type(e).__name__}: {e}")
+
+    def malformed(self, table: str, row_id: str, error: str) -> None:
+        """A row left out because a field has a type the export's schema does not give it."""
+        self.find(Finding("malformed_row", table, row_id, None, {"error": error[:240]}))
 
     def find(self, finding: Finding) -> None:
         """Count and keep a finding."""

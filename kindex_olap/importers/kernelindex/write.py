@@ -4,7 +4,7 @@ table, each replaced only when its bytes change (re-importing leaves them untouc
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -79,9 +79,12 @@ def write_dimensions(
     index: Index,
     used: Mapping[str, Mapping[str, str | None]],
     report: KernelIndexImport,
+    malformed: Callable[[str, str, str], None],
 ) -> None:
     """The dimension documents the runs reference (`used`: table -> row id -> the source that
-    first used it, from the converter), one zstd JSON Lines file per table."""
+    first used it, from the converter), one zstd JSON Lines file per table. A row whose
+    fields have types the export's schema does not give them is left out and said to
+    `malformed` (table, id, error)."""
     import zstandard
 
     for table, labels_of in _DIMENSION_LABELS.items():
@@ -90,8 +93,12 @@ def write_dimensions(
             row = index.get(table, row_id)
             if row is None or not isinstance(row.get("manifest"), dict):
                 continue
-            doc = dimension_document(row["manifest"], labels_of(index, row, source))
-            digest = digest_or_none(row["manifest"]) or ""
+            try:
+                doc = dimension_document(row["manifest"], labels_of(index, row, source))
+                digest = digest_or_none(row["manifest"]) or ""
+            except (TypeError, ValueError, KeyError, AttributeError, IndexError) as e:
+                malformed(table, row_id, f"{type(e).__name__}: {e}")
+                continue
             docs.setdefault(digest, orjson.dumps(doc))
         body = b"".join(docs[d] + b"\n" for d in sorted(docs))
         data = zstandard.ZstdCompressor(level=3).compress(body)
