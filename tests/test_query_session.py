@@ -118,3 +118,28 @@ def test_a_session_with_too_many_significant_steps_reads_the_files(
             "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [stored_steps.SIGNIFICANT]
         ).fetchall()
         assert tables[0][0] == 0
+
+
+def test_a_folder_that_is_not_a_lake_is_said_so(tmp_path: Path) -> None:
+    """As `kindex query --lake` says it (the session read the runs table's log first: "/x/runs
+    is not a Delta table"), for the module functions too."""
+    from kindex_olap.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="is not a kindex lake"):
+        Lake(tmp_path)
+    with pytest.raises(ConfigError, match="is not a kindex lake"):
+        kindex_olap.speedups("jsd", lake=tmp_path / "nothing")
+
+
+def test_a_history_verb_as_a_frame_is_kindex_querys_rows(liger_history_lake: Path) -> None:
+    """`frame` of a step verb or history (no SQL of their own: it raised an AssertionError) is
+    the rows `kindex query` answers; an empty one warns why, as the command says it."""
+    with Lake(liger_history_lake) as lake:
+        for text in ("regressions", "changes kto_loss h100", "history jsd h100-pcie fwd liger"):
+            verb, *filters = text.split()
+            frame = lake.frame(verb, *filters)
+            expected = run_query(text, liger_history_lake)
+            assert frame.columns == expected.columns and frame.height == len(expected.rows) > 0
+            assert frame.rows() == expected.rows
+        with pytest.warns(UserWarning, match="no runs match: the filter gpu a100"):
+            assert lake.frame("regressions", "jsd a100").is_empty()

@@ -32,6 +32,7 @@ from kindex_olap.query.explain import explain_empty
 from kindex_olap.query.run import QueryResult, compile_on, run_query
 from kindex_olap.query.shorthand import VERBS, Vocabulary, parse
 from kindex_olap.query.variables import answering
+from kindex_olap.query.verbs import HISTORY_VERBS
 from kindex_olap.query.vocabulary import load_vocabulary
 
 if TYPE_CHECKING:
@@ -44,6 +45,9 @@ class Lake:
     def __init__(self, lake: str | os.PathLike[str] | None = None) -> None:
         self.root: Path = resolve_lake(lake)[0]
         self._folder = LakeFolder(self.root)
+        # a folder that is not a lake, said as `kindex query` says it (its `runs` table's log
+        # was read first: "/x/runs is not a Delta table")
+        self._folder.check_format()
         self._con: duckdb.DuckDBPyConnection | None = None
         self._vocabulary: Vocabulary | None = None
         self._runs_version: int | None = None
@@ -146,6 +150,8 @@ def frame_on(
     """`frame` on an open connection and its lake's vocabulary; what `kindex query` would say
     on stderr of an empty answer, or of one computed without the stored layers, is a warning."""
     query = parse(shorthand(verb, filters), vocab)
+    if query.verb in HISTORY_VERBS:  # no SQL of their own: `kindex query`'s rows, as a frame
+        return _history_frame(con, vocab, query.text, options)
     with answering(con):
         compiled = compile_on(con, query, options)  # as `kindex query` does
         try:
@@ -158,6 +164,21 @@ def frame_on(
     for note in said:
         warnings.warn(note, stacklevel=4)
     return result
+
+
+def _history_frame(
+    con: duckdb.DuckDBPyConnection, vocab: Vocabulary, text: str, options: Options
+) -> pl.DataFrame:
+    """A history verb's answer (query/history.py) as a DataFrame; its first note, which
+    explains an empty answer, a warning where it is empty."""
+    import polars as pl
+
+    result = run_query(text, options=options, con=con, vocab=vocab)
+    frame = pl.DataFrame(result.rows, schema=result.columns, orient="row", infer_schema_length=None)
+    said = [*result.diagnostics[:1], *result.caveats] if frame.is_empty() else result.caveats
+    for note in said:
+        warnings.warn(note, stacklevel=4)
+    return frame
 
 
 def shorthand(verb: str, filters: tuple[str, ...]) -> str:
