@@ -54,6 +54,11 @@ def test_report_holds_the_lake(report: Path, real_lake: Path) -> None:
     assert len(sections) >= len(cells)
     assert all(f"href='#{s}'" in html for s in sections)
     assert "The comparability rule" in html
+    # each section titled by the GPU as the tables name it: "NVIDIA H100 PCIe", not with its
+    # form factor joined a second time ("NVIDIA H100 PCIe PCIe")
+    titles = re.findall(r"<section id='s\d+'><h3>[^<]* · ([^<]*) <small>", html)
+    assert "NVIDIA H100 PCIe" in titles and "NVIDIA B300 SXM6 AC" in titles
+    assert not [t for t in titles if re.search(r"(.+) \1$", t)]
 
 
 @pytest.mark.browser

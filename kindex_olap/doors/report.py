@@ -22,6 +22,7 @@ from kindex_olap.doors.plot import chart_for
 from kindex_olap.doors.records import records
 from kindex_olap.doors.render import full_spec, inline_json, vega_bundle
 from kindex_olap.errors import QueryError
+from kindex_olap.labels import gpu_label
 from kindex_olap.query.engine import connect, snapshot_of
 from kindex_olap.query.run import QueryResult, run_query
 from kindex_olap.query.shorthand import VERBS
@@ -105,8 +106,10 @@ def _sections(
         index = [result.columns.index(c) for c in _SECTION_KEYS]
         for row in result.rows:
             kernel, gpu, form, environment = (row[i] for i in index)
-            label = " ".join(str(v) for v in (gpu, form) if v)
-            groups.setdefault((kernel, label, environment), ([], []))[slot].append(row)
+            # the views' gpu names the model already ("NVIDIA H100 PCIe"): joining its form
+            # factor again titled the section "NVIDIA H100 PCIe PCIe"
+            key = (kernel, gpu_label(gpu, form), environment)
+            groups.setdefault(key, ([], []))[slot].append(row)
     return [(key, *groups[key]) for key in sorted(groups)]
 
 
