@@ -129,6 +129,16 @@ CORNERS = [
     {"spec.sourceNative.externalId": "jsd/backward/memory/liger/gpu", **_MEMORY},
     {"spec.sourceNative.externalId": "jsd/backward/memory", **_MEMORY},  # nothing after it
     {"spec.sourceNative.externalId": "jsd/backward/memory/liger/gpu"},  # a latency run
+    # names past ASCII (a combining accent: characters, not bytes, count)
+    {
+        "spec.sourceNative.benchmark": "n\u0301orm/fwd",
+        "spec.sourceNative.externalId": "n\u0301orm/fwd/p/g",
+    },
+    {
+        "spec.sourceNative.benchmark": "日本/fwd",
+        "spec.sourceNative.externalId": "日本/fwd/memory/p",
+        **_MEMORY,
+    },
     {"spec.sourceNative": None},  # source 'unknown', no names
     {"metadata.labels": None},
     {"metadata.labels": {"version": "1.0", "a_version": "2.0"}},

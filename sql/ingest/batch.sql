@@ -39,11 +39,12 @@ SELECT
         THEN nullif(split_part(bench, '/', 2), '')
     END AS pass,
     CASE
-        WHEN named AND liger_shaped
+        WHEN NOT (named AND liger_shaped) THEN NULL
         -- kindex's Liger importer puts `memory` before the provider of a memory run
-        THEN nullif(ext_parts[bench_parts + 1 + coalesce(
-                 ext_parts[bench_parts + 1] = 'memory' AND len(ext_parts) > bench_parts + 1
-                 AND NOT primary_timed AND r.spec.measurements[1].metric = 'memory', false)::INT], '')
+        WHEN NOT primary_timed AND r.spec.measurements[1].metric = 'memory'
+             AND starts_with(ext, bench || '/memory/')
+        THEN nullif(split_part(ext[length(bench) + 9:], '/', 1), '')
+        ELSE nullif(split_part(ext[length(bench) + 2:], '/', 1), '')
     END AS provider,
     CASE WHEN primary_timed THEN 'latency' ELSE r.spec.measurements[1].metric END AS metric,
     CASE WHEN primary_timed THEN primary_stat ELSE r.spec.measurements[1].statistic END AS statistic,
@@ -69,8 +70,6 @@ FROM (
         coalesce(bench, '') <> '' AS named,
         -- KernelIndex's Liger importer writes externalId as benchmark/provider/gpu/shape/time
         coalesce(ext, '') <> '' AND starts_with(ext, bench || '/') AS liger_shaped,
-        string_split(ext, '/') AS ext_parts,
-        len(string_split(bench, '/')) AS bench_parts,
         r.spec.timing.primaryStatistic AS primary_stat,
         coalesce(map_contains(k.lat, primary_stat), false) AS primary_timed
     FROM read_ndjson(
