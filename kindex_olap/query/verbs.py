@@ -166,7 +166,7 @@ _STEP = VerbColumns(
         "q_value",
         "rule",
     ),
-    answer=("ratio", "ratio_interval", "verdict", "q_value"),
+    answer=("from_value", "to_value", "ratio", "ratio_interval", "verdict", "q_value"),
     keys=("kernel", "pass", "gpu", "shape", "implementation", "series", "to_version"),
     # a step inside one version label says which code or when: its commits, else its time
     tiebreak=("from_commits", "to_commits", "to_observed"),
