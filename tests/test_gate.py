@@ -171,6 +171,20 @@ def test_markdown_and_json_always_say_what_was_tested(liger_history_lake: Path) 
         "insufficient",
     }  # fmt: skip
     assert document["passed"] == (markdown.returncode == 0) == (not document["regressions"])
+    # the comment's table reads as the terminal's: units, one interval, no empty column
+    lines = markdown.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("| kernel |"))
+    names = [name.strip() for name in header.strip("|").split("|")]
+    assert {"from_value", "to_value", "interval±noise", "verdict", "step"} <= set(names)
+    assert "ratio_lo" not in names
+    rows = [
+        [c.strip() for c in line.strip("|").split("|")] for line in lines[lines.index(header) + 2 :]
+    ]
+    rows = [row for row in rows if len(row) == len(names)]
+    assert len(rows) == len(document["regressions"]) > 0
+    assert all(any(row[i] for row in rows) for i in range(len(names)))
+    units = [row[names.index("from_value")].endswith((" ms", "×")) for row in rows]
+    assert all(units), rows
 
 
 def test_a_gate_file_accepts_a_known_regression_and_sets_thresholds(

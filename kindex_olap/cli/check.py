@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -144,8 +144,29 @@ def markdown_comment(result: CheckResult) -> str:
     for title, rows in (("Regressions", result.regressions), ("Accepted", result.accepted)):
         if rows:
             buffer.write(f"\n#### {title}\n\n")
-            write(result.columns, rows, Format.markdown, buffer)
+            headers, cells = _readable(result.columns, rows)
+            write(headers, cells, Format.markdown, buffer)
+    if result.regressions or result.accepted:
+        buffer.write("\nEvery column, for machines: `--format json`.\n")
     return "\n".join(lines) + "\n" + buffer.getvalue()
+
+
+def _readable(columns: list[str], rows: list[tuple[Any, ...]]) -> tuple[list[str], list[list[str]]]:
+    """A comment's table as the terminal's reads: the step verbs' columns (and the commits or
+    time that tell two steps inside one version apart, and the step's id) that hold a value,
+    with their units and intervals ("113.09 ms", "[1.05, 1.10]"). It held every column of the
+    JSON document: bare numbers (0.1261 for 0.13 ms), ratio_lo and ratio_hi apart, empty
+    columns."""
+    from kindex_olap.cli.table import display_columns
+    from kindex_olap.doors.columns import verb_columns
+
+    spec = verb_columns("regressions")
+    # and the step's id, which a gate file's [[accept]] names
+    order = [*spec.show, *spec.tiebreak, "step"] if spec else list(columns)
+    shown = {column.name: column for column in display_columns(columns, rows)}
+    chosen = [shown[n] for n in dict.fromkeys(order) if n in shown and any(shown[n].values)]
+    cells = [[column.values[i] for column in chosen] for i in range(len(rows))]
+    return [column.header for column in chosen], cells
 
 
 def register(app: typer.Typer) -> None:
