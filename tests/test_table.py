@@ -6,6 +6,7 @@ without the plotting libraries.
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import os
 import pty
@@ -247,3 +248,24 @@ def test_a_step_inside_one_version_label_says_which_code(liger_history_lake: Pat
     narrow = render(history.columns, history.rows, history.verb, width=80)
     assert "commits" in narrow.dropped_to_fit
     assert not set(narrow.left_out) & set(narrow.dropped_to_fit)
+
+
+def test_times_keep_distinct_times_distinct() -> None:
+    """A time column reads to the minute, else to the second or the millisecond where the
+    minute would make two distinct times read alike (two steps of one series 0.6 s apart,
+    seen in a KernelIndex export, read "2026-06-06 21:33" twice)."""
+    from kindex_olap.cli.table import display_columns
+
+    def shown(*times: dt.datetime | None) -> list[str]:
+        return display_columns(["to_observed"], [(t,) for t in times])[0].values
+
+    minute = dt.datetime(2026, 6, 6, 21, 33, 24, 370_000)
+    assert shown(minute, minute + dt.timedelta(minutes=5), None) == [
+        "2026-06-06 21:33", "2026-06-06 21:38", ""
+    ]  # fmt: skip
+    assert shown(minute, minute + dt.timedelta(seconds=2)) == [
+        "2026-06-06 21:33:24", "2026-06-06 21:33:26"
+    ]  # fmt: skip
+    assert shown(minute, minute + dt.timedelta(milliseconds=568), minute) == [
+        "2026-06-06 21:33:24.370", "2026-06-06 21:33:24.938", "2026-06-06 21:33:24.370"
+    ]  # fmt: skip

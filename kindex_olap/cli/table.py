@@ -447,7 +447,7 @@ def display_columns(columns: list[str], rows: Sequence[Sequence[Any]]) -> list[C
             out.append(Column(name, values, numeric=True))
             continue
         dates = bool(raw) and all(isinstance(v, dt.datetime | None) for v in raw)
-        values = [text(name, v) for v in raw]
+        values = _times(raw) if dates else [text(name, v) for v in raw]
         out.append(
             Column(
                 name,
@@ -458,6 +458,20 @@ def display_columns(columns: list[str], rows: Sequence[Sequence[Any]]) -> list[C
             )
         )
     return out
+
+
+# a time to the minute, else to the second, else the millisecond: the first that keeps the
+# column's distinct times distinct (two steps 0.6 s apart read "2026-06-06 21:33" twice)
+_TIME_FORMATS = ("%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M:%S.%f")
+
+
+def _times(raw: list[Any]) -> list[str]:
+    distinct = len(set(raw))
+    for form in _TIME_FORMATS:
+        values = ["" if v is None else v.strftime(form) for v in raw]
+        if len(set(values)) == distinct:
+            break
+    return [v[:-3] if form.endswith("%f") and v else v for v in values]
 
 
 def _with_unit(value: Any, unit: str) -> str:
