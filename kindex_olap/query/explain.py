@@ -26,37 +26,49 @@ def explain_empty(
             "no serving runs: the lake holds none (KernelIndex exports with MLPerf serving runs "
             "add them: kindex import kernelindex EXPORT)"
         ]
-    steps = _filter_steps(query)
+    emptied, where = _emptied(con, query)
+    if emptied is not None:
+        return [emptied]
+    if query.verb not in PAIR_VERBS:
+        return ["no rows"]
+    return [_no_pairs(con, query, where, options)]
+
+
+def emptied_by_filter(con: duckdb.DuckDBPyConnection, query: Query) -> str | None:
+    """'no runs match: the filter gpu a100 left nothing (the runs before it have gpu: ...)'
+    where one of `query`'s filters leaves no run; None where the runs it selects exist."""
+    return _emptied(con, query)[0]
+
+
+def _emptied(con: duckdb.DuckDBPyConnection, query: Query) -> tuple[str | None, Where]:
+    """The filters of `query` applied one by one: the line naming the first that leaves no run
+    (or None), and the clauses applied."""
     where = Where()
-    for label, clause, params, dimension in steps:
+    for label, clause, params, dimension in _filter_steps(query):
         before = where.copy()
         if clause in _SCOPE_SLOTS:
             where.scope[_SCOPE_SLOTS[clause]] = list(params)
         else:
             where.add(clause, *params)
         if _count(con, where) == 0:
-            return [
-                f"no runs match: the filter {label} left nothing{_held(con, before, dimension)}"
-            ]
-    if query.verb not in PAIR_VERBS:
-        return ["no rows"]
-    return [_no_pairs(con, query, where, options)]
+            held = _held(con, before, dimension)
+            return f"no runs match: the filter {label} left nothing{held}", where
+    return None, where
 
 
 def explain_no_steps(
     con: duckdb.DuckDBPyConnection,
     query: Query,
     options: Options,
-    vocab: Vocabulary,
     selected: Selected | None,
     rules: Rules,
 ) -> list[str]:
     """Why a history verb answered nothing: a filter that emptied the runs; for a step verb,
     from the steps into what it `selected`, the runs selected making no step, only their
     cells' baselines making steps, or none of the steps fitting the verb under `rules`."""
-    ran = explain_empty(con, query, options, vocab)
-    if ran[0].startswith("no runs match"):
-        return ran
+    emptied = emptied_by_filter(con, query)
+    if emptied is not None:
+        return [emptied]
     branch = "" if options.all_branches else _MAIN_ONLY
     version = "" if options.version is None else f" labelled version {options.version}"
     verb = query.verb
@@ -145,7 +157,10 @@ def _no_pairs(con: duckdb.DuckDBPyConnection, query: Query, where: Where, option
     sql = f"SELECT provider, kernel, pass, gpu, count(*) {source} GROUP BY ALL ORDER BY ALL"
     groups = con.execute(sql, params).fetchall()
     if not groups:
-        return "no comparable runs: every matching run has a value of zero or less (a speedup divides by it)"
+        return (
+            "no comparable runs: every matching run has a value of zero or less (a speedup "
+            "divides by it)"
+        )
     if query.candidate:
         candidate = query.candidate
         held = [g for g in groups if in_family(g[0], candidate)]

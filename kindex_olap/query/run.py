@@ -21,7 +21,7 @@ from kindex_olap.query.compile import (
     where_of,
 )
 from kindex_olap.query.engine import connect, reads_layers, snapshot_of, stale_layers
-from kindex_olap.query.explain import explain_empty, explain_no_steps
+from kindex_olap.query.explain import emptied_by_filter, explain_empty, explain_no_steps
 from kindex_olap.query.shorthand import Query, Vocabulary, parse
 from kindex_olap.query.variables import answering
 from kindex_olap.query.verbs import HISTORY_VERBS, NOISE_VERBS, PAIR_VERBS
@@ -67,7 +67,7 @@ def run_query(
             vocab = vocab or load_vocabulary(con)
             query = parse(text, vocab)
             if query.verb in HISTORY_VERBS:
-                result = _history(con, query, options, vocab)
+                result = _history(con, query, options)
             else:
                 result = execute(con, compile_on(con, query, options))
                 result.verb = "runs serving" if query.serving else query.verb
@@ -89,9 +89,7 @@ def _history_options(options: Options, rules: Rules | None = None) -> HistoryOpt
     return HistoryOptions(by=options.by, all_branches=options.all_branches, rules=rules)
 
 
-def _history(
-    con: duckdb.DuckDBPyConnection, query: Query, options: Options, vocab: Vocabulary
-) -> QueryResult:
+def _history(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> QueryResult:
     from kindex_olap.query.history import answer
 
     where = history_where(query, options)
@@ -99,7 +97,7 @@ def _history(
     table = answer(con, query.verb, where.clauses, where.params, asked)
     result = history_result(table, where, query.verb)
     if not result.rows:  # the explanation first: a table shows it alone
-        why = explain_no_steps(con, query, options, vocab, table.selected, asked.rules)
+        why = explain_no_steps(con, query, options, table.selected, asked.rules)
         result.diagnostics[:0] = why
     return result
 
@@ -125,15 +123,16 @@ def history_result(table: Table, where: Where, verb: str) -> QueryResult:
 
 def check_question(
     con: duckdb.DuckDBPyConnection, filters: str, options: Options, rules: Rules | None
-) -> tuple[Where, HistoryOptions]:
-    """`kindex check`'s filters as clauses, and its rules (either engine). A check of the whole
-    lake (no filters, what CI runs) has no word to resolve: the vocabulary is not loaded (its
-    file lists and cached file, 1.5-2 ms of a 16 ms warm check at 1M runs)."""
+) -> tuple[Where, HistoryOptions, Query]:
+    """`kindex check`'s filters as clauses, its rules, and the question they make (either
+    engine). A check of the whole lake (no filters, what CI runs) has no word to resolve: the
+    vocabulary is not loaded (its file lists and cached file, 1.5-2 ms of a 16 ms warm check at
+    1M runs)."""
     vocab = load_vocabulary(con) if filters.split() else Vocabulary(kernels=())
     query = parse(f"regressions {filters}", vocab)
     if query.baseline:
         raise QueryError("`kindex check` pairs each run with its cell's baseline: no `A vs B`")
-    return where_of(query, options, scope=True), _history_options(options, rules)
+    return where_of(query, options, scope=True), _history_options(options, rules), query
 
 
 def run_check(
@@ -155,12 +154,11 @@ def run_check(
     con = con or connect(lake, as_of=str(snapshot.id) if snapshot.id else None, lean=True)
     try:
         with answering(con):
-            where, history = check_question(con, filters, options, rules)
+            where, history, question = check_question(con, filters, options, rules)
             result = check(con, snapshot, where.clauses, where.params, since, history, accept)
             if not result.tested_steps and filters.split():  # a filter that matches no run?
-                vocab = load_vocabulary(con)
-                why = explain_empty(con, parse(f"regressions {filters}", vocab), options, vocab)
-                result.notes.extend(why[:1] if why[0].startswith("no runs match") else [])
+                emptied = emptied_by_filter(con, question)
+                result.notes.extend([] if emptied is None else [emptied])
             result.notes.extend(stale_layers(con))
             return result
     finally:

@@ -100,7 +100,7 @@ def run_check(
     as_of = str(snapshot.id) if snapshot.id else None
     con = connect(lake, as_of=as_of, lean=True)
     try:
-        where, settings = check_question(con, filters, options, rules)
+        where, settings, _ = check_question(con, filters, options, rules)
         check_by(settings)
         new = new_runs(con, snapshot, since)
     finally:

@@ -115,30 +115,32 @@ def _parse_line(path: Path, number: int, line: bytes) -> Row:
     return item
 
 
+# what reading a field of a type the export's schema does not give it raises (a row left out:
+# a `malformed_row` finding)
+MALFORMED = (TypeError, ValueError, KeyError, AttributeError, IndexError)
+
+
 @dataclass
 class Index:
     """The export's dimension rows by id, trimmed to what conversion needs."""
 
     tables: dict[str, dict[str, Row]] = field(default_factory=lambda: defaultdict(dict))
     aliases: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    # (table, id as text) of the rows left out: an id, or an alias, that is not text
-    malformed: list[tuple[str, str]] = field(default_factory=list)
+    # (table, id) of the rows left out: an id, or an alias, that is not text
+    malformed: list[tuple[str, object]] = field(default_factory=list)
 
     @classmethod
     def read(cls, path: Path) -> Index:
         """Pass 1 over the export."""
         index = cls()
         for table, row in iter_rows(path, _INDEX_TABLES):
-            if table == "operation_aliases":
-                operation, alias = row.get("operationId"), row.get("alias")
-                if isinstance(operation, str) and isinstance(alias, str):
-                    index.aliases[operation].append(alias)
-                else:
-                    index.malformed.append((table, str(row.get("id"))[:80]))
-            elif isinstance(row.get("id"), str):
-                index.tables[table][row["id"]] = row
+            keys = ("operationId", "alias") if table == "operation_aliases" else ("id",)
+            if not all(isinstance(row.get(key), str) for key in keys):
+                index.malformed.append((table, row.get("id")))
+            elif table == "operation_aliases":
+                index.aliases[row["operationId"]].append(row["alias"])
             else:
-                index.malformed.append((table, str(row.get("id"))[:80]))
+                index.tables[table][row["id"]] = row
         return index
 
     def get(self, table: str, row_id: object) -> Row | None:

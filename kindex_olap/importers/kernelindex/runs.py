@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from kindex_olap.importers.kernelindex.documents import clean_labels, digest_or_none, truncate
-from kindex_olap.importers.kernelindex.read import _FACT_TABLES, Index, Row, iter_rows
+from kindex_olap.importers.kernelindex.read import _FACT_TABLES, MALFORMED, Index, Row, iter_rows
 from kindex_olap.importers.kernelindex.report import Finding, KernelIndexImport
 from kindex_olap.importers.kernelindex.serving import serving_row
 
@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
 
 _TIMING_STATISTICS = {"minimum": "min", "maximum": "max"}
-# what reading a field of a type the export's schema does not give it raises
-MALFORMED = (TypeError, ValueError, KeyError, AttributeError, IndexError)
 
 
 class Converter:
@@ -43,7 +41,7 @@ class Converter:
         finding of its own, `malformed_row`, and the rest goes on (it stopped the import with
         a traceback)."""
         for table, row_id in self.index.malformed:
-            self.malformed(table, row_id, "id is not text")
+            self.malformed(table, row_id, "an id (or an alias) that is not text")
         handle = {
             "benchmark_runs": self.benchmark_run,
             "measurements": self.measurement,
@@ -53,11 +51,12 @@ class Converter:
             try:
                 handle.get(table, self.serving_measurement)(row)
             except MALFORMED as e:
-                self.malformed(table, str(row.get("id"))[:80], f"{type(e).__name__}: {e}")
+                self.malformed(table, row.get("id"), f"{type(e).__name__}: {e}")
 
-    def malformed(self, table: str, row_id: str, error: str) -> None:
+    def malformed(self, table: str, row_id: object, error: str) -> None:
         """A row left out because a field has a type the export's schema does not give it."""
-        self.find(Finding("malformed_row", table, row_id, None, {"error": error[:240]}))
+        detail = {"error": error[:240]}
+        self.find(Finding("malformed_row", table, str(row_id)[:80], None, detail))
 
     def find(self, finding: Finding) -> None:
         """Count and keep a finding."""

@@ -19,7 +19,7 @@ from kindex_olap.importers.kernelindex.documents import (
     operation_labels,
     workload_labels,
 )
-from kindex_olap.importers.kernelindex.read import Index
+from kindex_olap.importers.kernelindex.read import MALFORMED, Index
 from kindex_olap.importers.kernelindex.report import KernelIndexImport
 
 
@@ -79,7 +79,7 @@ def write_dimensions(
     index: Index,
     used: Mapping[str, Mapping[str, str | None]],
     report: KernelIndexImport,
-    malformed: Callable[[str, str, str], None],
+    malformed: Callable[[str, object, str], None],
 ) -> None:
     """The dimension documents the runs reference (`used`: table -> row id -> the source that
     first used it, from the converter), one zstd JSON Lines file per table. A row whose
@@ -96,7 +96,7 @@ def write_dimensions(
             try:
                 doc = dimension_document(row["manifest"], labels_of(index, row, source))
                 digest = digest_or_none(row["manifest"]) or ""
-            except (TypeError, ValueError, KeyError, AttributeError, IndexError) as e:
+            except MALFORMED as e:
                 malformed(table, row_id, f"{type(e).__name__}: {e}")
                 continue
             docs.setdefault(digest, orjson.dumps(doc))
