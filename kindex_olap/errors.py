@@ -56,7 +56,8 @@ DAMAGED_LAKE_HINT = (
     "into a new lake (`kindex ingest BUNDLES --lake NEW_DIR`)"
 )
 
-_LAKE_FILE = re.compile(r"'([^']+\.parquet)'")
+# a lake file's absolute path, as DuckDB quotes one it cannot read ('...') or find ("...")
+_LAKE_FILE = re.compile(r"""['"](/[^'"]+\.parquet)['"]""")
 
 
 SHOWN = 60  # characters of the user's text an error quotes

@@ -123,6 +123,58 @@ def test_garbage_in_the_lake_s_own_files_is_named(
         assert "hint: " in done.stderr
 
 
+@pytest.mark.slow
+def test_a_missing_lake_file_is_a_damaged_lake_for_every_reader(
+    seeded: Path, tmp_path: Path
+) -> None:
+    """A data file the newest lake commit reads, deleted: every reader says it is missing, as
+    a damaged lake (exit 3), in one line. DuckDB names a file it cannot find in double quotes,
+    and `sql`, `export` and the step verbs said "query failed" (exit 5) with its SQL and a
+    caret under it; `check` said "--as-of 1" and blamed `kindex vacuum`."""
+    missing = Path(Lake(seeded).snapshot().files("runs")[0])
+    missing.unlink()
+    lake = ["--lake", str(seeded)]
+    for command in (
+        ["query", "speedup jsd"],
+        ["sql", "SELECT count(*) FROM runs"],
+        ["export", "--out", str(tmp_path / "out"), "speedup jsd"],
+        ["check"],
+    ):
+        done = kindex(*command, *lake, cwd=tmp_path)
+        line = assert_one_error(done, 3, str(missing))
+        assert "--as-of" not in line and "vacuum" not in done.stderr, done.stderr
+        assert "ingest the bundles again into a new lake" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_table_that_lost_its_log_is_not_made_again(seeded: Path, tmp_path: Path) -> None:
+    """runs' Delta log removed: an ingest made runs a new, empty table (lake commit 1 of a
+    lake that had runs), the runs before were gone from every answer, and `kindex vacuum`
+    then deleted their files. It is a damaged lake now; nothing is written or removed."""
+    files = sorted(seeded.rglob("*.parquet"))
+    shutil.rmtree(seeded / "runs" / "_delta_log")
+    for command in (["ingest", str(SEEDS)], ["vacuum", "--retain", "0"], ["compact"]):
+        done = kindex(*command, "--lake", str(seeded), cwd=tmp_path)
+        assert_one_error(done, 3, str(seeded / "runs"), "_delta_log")
+    assert not (seeded / "runs" / "_delta_log").exists()
+    assert sorted(seeded.rglob("*.parquet")) == files
+
+
+@pytest.mark.slow
+def test_a_lake_without_its_kindex_folder_is_read(seeded: Path, tmp_path: Path) -> None:
+    """`_kindex` (lock, caches, the empty files of tables without data) removed: the readers
+    of a table without data (the rejects) failed with "a lake file is damaged"; they read an
+    empty file of today's columns from the cache folder, and the next writer makes the lake's
+    own again. A lock that is a folder is named as such (exit 3, not a bare OSError)."""
+    shutil.rmtree(seeded / "_kindex")
+    done = kindex("rejects", "--lake", str(seeded), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "0 rejected document(s)" in done.stderr
+    (seeded / "_kindex" / "lock").mkdir(parents=True)
+    done = kindex("ingest", str(SEEDS), "--lake", str(seeded), cwd=tmp_path)
+    assert_one_error(done, 3, str(seeded / "_kindex" / "lock"), "is a folder")
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -10,6 +10,7 @@ import copy
 import gzip
 import json
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from conftest import (
     seed_text,
 )
 
+from kindex_olap.errors import ConfigError
 from kindex_olap.ingestion.pipeline import IngestReport, ingest
 from kindex_olap.ingestion.rejects import iter_rejects
 from kindex_olap.ingestion.sources import KEEP_REJECTED_BYTES, MAX_DOCUMENT_BYTES
@@ -140,6 +142,22 @@ def test_folders_are_searched_recursively(
     assert report.files_seen == 4
     assert (report.runs_added, report.rejected) == (4, 0), report.rejects
     assert run_medians(tmp_lake) == [1001, 1002, 1003, 162642944]
+
+
+def test_a_pipe_is_read_and_a_device_refused(tmp_path: Path, tmp_lake: Path) -> None:
+    """A named pipe (what `<(zcat runs.jsonl.gz)` passes) is read once, as a file; a device is
+    refused before the lock: /dev/zero never ends, and an ingest of it read for ever."""
+    with pytest.raises(ConfigError, match="/dev/zero is a device"):
+        ingest(["/dev/zero"], tmp_lake)
+    assert not tmp_lake.exists()
+    fifo = tmp_path / "runs.txt"
+    os.mkfifo(fifo)
+    text = (SEEDS / JSD_SEED).read_text()
+    writer = threading.Thread(target=fifo.write_text, args=(text,))
+    writer.start()
+    report = ingest([fifo], tmp_lake)
+    writer.join()
+    assert (report.runs_added, report.rejected) == (1, 0), report.rejects
 
 
 # --- broken documents ------------------------------------------------------------------------
@@ -727,6 +745,21 @@ def test_seed_text_display_name_survives_non_ascii(tmp_path: Path, tmp_lake: Pat
     (row,) = rows(tmp_lake, "runs")
     assert row["display_name"] == "Ликер · 🚀"
     assert row["source_file"] == str(path)
+
+
+@pytest.mark.parametrize("display", ["[beta] Triton", '{"B": [1, 2]}', "{fused}"])
+def test_a_display_name_that_begins_as_json_does(
+    tmp_path: Path, tmp_lake: Path, make_bundle: BundleFactory, display: str
+) -> None:
+    """A seed text file whose display line begins with '[' or '{' was read as one JSON text
+    and rejected ("not valid JSON"); the Liger importer writes the CSV's provider there. A
+    text file of bare JSON after blank lines still has no display name."""
+    path = write(tmp_path / "shown.txt", seed_text(display, make_bundle(variant=1)))
+    bare = write(tmp_path / "bare.txt", "\n\n" + json.dumps(make_bundle(variant=2), indent=2))
+    report = ingest([path, bare], tmp_lake)
+    assert (report.runs_added, report.rejected) == (2, 0), report.rejects
+    shown = {row["latency_median_ns"]: row["display_name"] for row in rows(tmp_lake, "runs")}
+    assert shown == {1001: display, 1002: None}
 
 
 def test_jsonl_split_into_many_byte_ranges_keeps_every_line_number(

@@ -262,6 +262,26 @@ def test_broken_rows_are_counted(tmp_path: Path) -> None:
     assert lines[0]["reason"] == "non_numeric_x" and "llama_3_8b" in lines[0]["detail"]
 
 
+def test_numbers_out_of_range_are_skipped_rows(tmp_path: Path) -> None:
+    """A median of 1e308 ms (an infinite count of ns), and a config integer of 400 digits,
+    stopped the whole import with a traceback (mutations of the real CSV found them). Each is
+    a skipped row with its reason; a spread out of range is left out, as an empty one is."""
+    rows = [
+        _row(),
+        _row(y_value_50="1e308"),
+        _row(extra_benchmark_config_str='{"B": ' + "2" * 400 + ', "T": 512}'),
+        _row(kernel_name="new_op", extra_benchmark_config_str='{"N": ' + "9" * 20 + "}"),
+        _row(y_value_20="1e308", x_value="8192"),
+    ]
+    path = _write_csv(tmp_path / "in.csv", rows, COLUMNS)
+    report = L.import_liger(str(path), raw_dir=tmp_path / "raw", report_path=tmp_path / "r.jsonl")
+    assert report.skipped == {"bad_value": 1, "bad_number": 2}
+    assert report.runs == 2
+    spread = Converter().convert(_row(y_value_20="1e308"))
+    assert isinstance(spread, Converted)
+    assert "measurements" not in spread.bundle["run"]["spec"]
+
+
 def test_generic_binding_keeps_configs_apart() -> None:
     conv = Converter()
     a = conv.convert(_row(kernel_name="new_op", extra_benchmark_config_str='{"N": 7, "p": 0.5}'))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import threading
 import time
 from collections import Counter
@@ -201,6 +202,11 @@ def _checked_inputs(paths: Iterable[str | os.PathLike[str]] | None) -> list[Path
     for path in inputs:
         if not path.exists():
             raise ConfigError(f"input path {path} does not exist", hint="pass files or folders")
+        if _is_device(path):  # /dev/zero never ends: its hash and its staging read forever
+            raise ConfigError(
+                f"input path {path} is a device, not a file of bundles",
+                hint="pass files or folders (a pipe, such as <(zcat runs.jsonl.gz), is read too)",
+            )
         if path.is_dir() and _first_name(path) is None:
             raise IngestError(
                 f"input folder {path} holds no bundle files",
@@ -208,6 +214,11 @@ def _checked_inputs(paths: Iterable[str | os.PathLike[str]] | None) -> list[Path
                 "each maybe .gz or .zst; pass the folder that holds them",
             )
     return inputs
+
+
+def _is_device(path: Path) -> bool:
+    mode = path.stat().st_mode
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
 def _first_name(folder: Path) -> str | None:

@@ -473,9 +473,9 @@ def _whole_bytes(name: str, data: bytes, fmt: str) -> Iterator[Document | Proble
         yield Problem(name, None, "empty file: expected a JSON bundle")
         return
     display = None
-    if fmt == "text" and not data.lstrip().startswith((b"{", b"[")):
+    if fmt == "text":
         display, data = _split_display(data)
-        if display is None:
+        if display is None and not data.lstrip().startswith((b"{", b"[")):
             yield Problem(
                 name,
                 None,
@@ -483,19 +483,23 @@ def _whole_bytes(name: str, data: bytes, fmt: str) -> Iterator[Document | Proble
                 data[:KEEP_REJECTED_BYTES],
             )
             return
-        if has_control(display):
+        if display is not None and has_control(display):
             yield Problem(name, None, "the display-name line holds a control character")
             return
     yield Document(name, None, data.strip(), display)
 
 
 def _split_display(data: bytes) -> tuple[str | None, bytes]:
-    """Split the seed text format: 'Display name\\n\\n{json}'. A bare JSON text has no display."""
-    stripped = data.lstrip()
-    if stripped.startswith((b"{", b"[")):
-        return None, data
+    """Split the seed text format: 'Display name\\n\\n{json}'. A bare JSON text has no display.
+    A display name may begin as JSON does ('[beta] Triton', '{fused}'): a first line that is
+    not '{' or '[' alone, a blank line, then an object is a display name and a bundle (as a
+    JSON text it would not parse: two values; it was read whole and rejected)."""
     head, sep, rest = data.partition(b"\n")
     if not sep or not rest.startswith((b"\n", b"\r\n")):
+        return None, data
+    if data.lstrip().startswith((b"{", b"[")) and (
+        head.strip() in (b"", b"{", b"[") or not rest.lstrip().startswith(b"{")
+    ):
         return None, data
     try:
         display = head.decode("utf-8").strip()

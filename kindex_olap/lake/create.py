@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from kindex_olap.atomic import atomic_path, write_atomic
-from kindex_olap.errors import ConfigError
+from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, LakeError
 from kindex_olap.lake.store import FORMAT_FILE, FORMAT_VERSION, Lake, delta_error, delta_failure
 from kindex_olap.lake.tables import PARTITIONED
 from kindex_olap.schema import TABLES
@@ -20,13 +20,16 @@ def create(lake: Lake) -> None:
         lake.check_format()
     elif lake.root.exists() and not lake.root.is_dir():
         raise ConfigError(f"lake path {lake.root} exists and is not a folder")
-    create_tables(lake)
+    create_tables(lake, existing=lake.exists())
     if not lake.exists():
         write_format(lake.root, FORMAT_VERSION)
 
 
-def create_tables(lake: Lake) -> None:
-    """A Delta table (version 0, no files) for every table that has none yet."""
+def create_tables(lake: Lake, existing: bool = False) -> None:
+    """A Delta table (version 0, no files) for every table that has none yet. In an
+    `existing` lake, a table whose data files or lake commits are there without its log
+    has lost it: creating it afresh would hide every run committed before (and `kindex
+    vacuum` would then delete their files), so that is refused."""
     from deltalake import CommitProperties, Schema
     from deltalake.transaction import create_table_with_add_actions
 
@@ -37,6 +40,13 @@ def create_tables(lake: Lake) -> None:
         path = lake.table_path(table)
         if (path / "_delta_log").is_dir() and any((path / "_delta_log").glob("*.json")):
             continue
+        if existing and (table == "runs" or any(path.rglob("*.parquet"))):
+            # runs' log is the lake's log: an existing lake always has it
+            raise LakeError(
+                f"{path / '_delta_log'} holds no Delta commit, but the lake has "
+                f"{'lake commits' if table == 'runs' else 'data files'} of {table}",
+                hint=DAMAGED_LAKE_HINT,
+            )
         path.mkdir(parents=True, exist_ok=True)
         try:
             create_table_with_add_actions(

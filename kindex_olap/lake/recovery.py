@@ -8,6 +8,7 @@ import fcntl
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from typing import IO
 
 from kindex_olap.errors import LakeError
 from kindex_olap.lake.store import TABLES, Lake, Snapshot, delta_error, delta_failure
@@ -20,7 +21,7 @@ def lock(
     """The writer lock: one kindex writer at a time (blind Delta appends never conflict, so
     two ingests of the same runs would both commit them without it)."""
     lake.meta.mkdir(parents=True, exist_ok=True)
-    with open(lake.meta / "lock", "a+") as handle:
+    with _lock_file(lake) as handle:
         deadline = time.monotonic() + timeout
         told = False
         while True:
@@ -42,6 +43,17 @@ def lock(
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _lock_file(lake: Lake) -> IO[str]:
+    path = lake.meta / "lock"
+    try:
+        return open(path, "a+")
+    except IsADirectoryError as e:  # not a file kindex writes: something else made it
+        raise LakeError(
+            f"{path} is a folder; kindex's writer lock is a file",
+            hint="remove that folder when no kindex writer runs, then try again",
+        ) from e
 
 
 def recover(lake: Lake) -> Snapshot:

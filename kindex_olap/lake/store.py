@@ -81,8 +81,33 @@ class Snapshot:
 
 def empty_file(lake: Path, table: str) -> str:
     """The Parquet file of `table`'s columns and no rows, read where a lake commit lists no
-    data file of it."""
-    return str(lake / "_kindex" / "empty" / f"{table}.parquet")
+    data file of it: the lake's, else (a lake whose `_kindex` folder was removed: the next
+    writer makes it again) one kept in the cache folder for today's columns."""
+    path = os.path.join(lake, "_kindex", "empty", f"{table}.parquet")
+    if os.path.exists(path):
+        return path
+    return str(_spare_empty_files(path) / f"{table}.parquet")
+
+
+def _spare_empty_files(missing: str) -> Path:
+    """A folder of the cache holding today's empty table files, one per columns' SQL."""
+    import hashlib
+
+    from kindex_olap.cache import cache_folder
+    from kindex_olap.lake.create import write_empty_tables
+    from kindex_olap.sqlfiles import read_sql
+
+    digest = hashlib.sha256(read_sql("schema/tables.sql").encode()).hexdigest()[:16]
+    folder = cache_folder() / "empty" / digest
+    try:
+        write_empty_tables(folder)  # only the files that are missing
+    except OSError as e:
+        raise LakeError(
+            f"{missing} is missing, and the cache folder where kindex would make it again "
+            f"cannot be written ({e.strerror})",
+            hint=DAMAGED_LAKE_HINT,
+        ) from e
+    return folder
 
 
 @dataclass(frozen=True)
@@ -197,8 +222,17 @@ class Lake:
         """The newest complete lake commit, or the one `as_of` names (see `resolve_as_of`)."""
         self.check_format()
         if as_of is not None:
-            snapshot = self._snapshot_at(self.resolve_as_of(as_of))
+            commits = self.log()
+            commit = self.resolve_as_of(as_of, commits)
+            is_newest = commit.number == commits[-1].number
+            snapshot = self._snapshot_at(commit, is_newest)
             gone = [p for files in snapshot.tables.values() for p in files if not Path(p).exists()]
+            if gone and is_newest:  # `kindex check` reads the newest commit by its number too
+                raise LakeError(
+                    f"lake commit {snapshot.id}, the newest, is damaged: {len(gone)} of the "
+                    f"files it reads are missing, e.g. {gone[0]}",
+                    hint=DAMAGED_LAKE_HINT,
+                )
             if gone:
                 raise LakeError(
                     f"--as-of {as_of}: lake commit {snapshot.id} can no longer be read "
@@ -223,7 +257,8 @@ class Lake:
                 newest.ingest_id,
                 versions,
                 newest.summary,
-            )
+            ),
+            newest=True,
         )
 
     def newest_log_version(self, table: str) -> int:
@@ -274,10 +309,11 @@ class Lake:
             )
         return sorted(commits, key=lambda c: c.number)
 
-    def resolve_as_of(self, as_of: str) -> LakeCommit:
+    def resolve_as_of(self, as_of: str, commits: list[LakeCommit] | None = None) -> LakeCommit:
         """The lake commit `--as-of` names: a number N (the Nth lake commit), or a timestamp
-        (the last lake commit at or before it; ISO 8601, UTC unless it says otherwise)."""
-        commits = self.log()
+        (the last lake commit at or before it; ISO 8601, UTC unless it says otherwise), of
+        `commits` (the lake's log when not given)."""
+        commits = self.log() if commits is None else commits
         text = as_of.strip()
         if text.isdigit():
             for commit in commits:
@@ -295,9 +331,10 @@ class Lake:
             raise ConfigError(f"--as-of {text}: the lake has no commit at or before it{first}")
         return before[-1]
 
-    def files_at(self, commit: LakeCommit, table: str) -> list[str]:
+    def files_at(self, commit: LakeCommit, table: str, newest: bool = False) -> list[str]:
         """`table`'s data files at lake commit `commit`: one table's log (a check needs only
-        the runs', and reading all 22 tables' logs cost 0.9 s at 1M runs)."""
+        the runs', and reading all 22 tables' logs cost 0.9 s at 1M runs). `newest`: the
+        commit is the lake's newest, which vacuum keeps, so a log it cannot read is damage."""
         version = commit.versions.get(table)
         if version is None:
             raise LakeError(f"lake commit {commit.number} records no version of {table}")
@@ -306,15 +343,17 @@ class Lake:
         except LakeError as e:
             raise LakeError(
                 f"lake commit {commit.number} cannot be read: {e.message}",
-                hint="`kindex vacuum` may have removed the log or files of old commits",
+                hint=DAMAGED_LAKE_HINT
+                if newest
+                else "`kindex vacuum` may have removed the log or files of old commits",
             ) from e
 
-    def _snapshot_at(self, commit: LakeCommit) -> Snapshot:
+    def _snapshot_at(self, commit: LakeCommit, newest: bool = False) -> Snapshot:
         tables: dict[str, list[str]] = {}
         for table in TABLES:
             if commit.versions.get(table) is None and table in LAYERS:
                 continue  # a lake commit written before the layers: read live (has_layers)
-            tables[table] = self.files_at(commit, table)
+            tables[table] = self.files_at(commit, table, newest)
         return Snapshot(
             self.root,
             commit.number,

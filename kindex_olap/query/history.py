@@ -21,7 +21,7 @@ import duckdb
 import numpy as np
 from numpy.typing import NDArray
 
-from kindex_olap.errors import QueryError
+from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.query import noise
 from kindex_olap.query.correction import Correction, Scope
 from kindex_olap.query.engine import reads_layers, temporary
@@ -127,7 +127,7 @@ def select_points(
                 con.execute(temporary(statement)).fetchall()
             con.execute("SET VARIABLE kindex_history_macros = true").fetchall()
     except duckdb.Error as e:
-        raise QueryError(f"history query failed: {e}") from e
+        raise from_duckdb(e, "history query failed") from e
     return some
 
 

@@ -13,7 +13,7 @@ import duckdb
 import numpy as np
 from numpy.typing import NDArray
 
-from kindex_olap.errors import QueryError
+from kindex_olap.errors import from_duckdb
 from kindex_olap.query.correction import Correction, Scope
 from kindex_olap.query.kept import kept
 from kindex_olap.query.steps import Columns
@@ -99,7 +99,7 @@ def fetch_numpy(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> 
     try:
         raw = con.execute(sql, params).fetchnumpy()
     except duckdb.Error as e:
-        raise QueryError(f"history query failed: {e}") from e
+        raise from_duckdb(e, "history query failed") from e
     return {name: _filled(values) for name, values in raw.items()}
 
 

@@ -29,7 +29,7 @@ from kindex_olap.arrow_numpy import (
     strings,
     times,
 )
-from kindex_olap.errors import QueryError
+from kindex_olap.errors import from_duckdb
 from kindex_olap.lake.tables import partition_folder, scan_sql
 from kindex_olap.natural import natural_key
 from kindex_olap.query.correction import Correction
@@ -346,7 +346,7 @@ def _read(
     try:
         read: pa.Table = con.sql(sql, params=params).to_arrow_table()
     except duckdb.Error as e:
-        raise QueryError(f"history query failed: {e}") from e
+        raise from_duckdb(e, "history query failed") from e
     if holding is not None:
         read = _holding(read, holding)
     # each series' steps in order (what a stable sort of the rows keeps): sorted here, as two

@@ -22,6 +22,7 @@ from kindex_olap.importers.liger.read import read_rows, resolve_sources
 from kindex_olap.importers.liger.report import LigerImportReport, report_from, write_skip_report
 from kindex_olap.importers.liger.runs import Conversion, Converter, Skip
 from kindex_olap.importers.liger.write import write_conversion
+from kindex_olap.model.canonical import MAX_SAFE_INTEGER, CanonicalizationError
 
 
 def convert_csvs(paths: Iterable[Path], converter: Converter | None = None) -> Conversion:
@@ -34,7 +35,13 @@ def convert_csvs(paths: Iterable[Path], converter: Converter | None = None) -> C
             if problem:
                 out.skips.append(Skip(str(path), line, "ragged_row", problem, row))
                 continue
-            result = conv.convert(row)
+            try:
+                result = conv.convert(row)
+            except CanonicalizationError:  # a config number past JSON's safe integers
+                result = (
+                    "bad_number",
+                    f"a number beyond +-{MAX_SAFE_INTEGER} (JSON's exact integers)",
+                )
             if isinstance(result, tuple):
                 out.skips.append(Skip(str(path), line, result[0], result[1], row))
             elif result.external_id in out.runs:

@@ -90,5 +90,6 @@ def resolve_sources(source: str | None, *, release: str | None, all_releases: bo
             raise SourceError(f"{path}: no all_benchmark_data*.csv in this folder")
         return found
     if not path.is_file():
-        raise SourceError(f"{path}: no such CSV file")
+        what = "not a file" if path.exists() else "no such CSV file"
+        raise SourceError(f"{path}: {what}")
     return [path]

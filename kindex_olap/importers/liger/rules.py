@@ -86,7 +86,11 @@ def pos_int(value: object) -> int | None:
     """A positive integral JSON number as int, else None (KernelIndex's `int`)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if not math.isfinite(value) or value <= 0 or not float(value).is_integer():
+    try:
+        number = float(value)  # JSON.parse reads an integer past 1.8e308 as Infinity
+    except OverflowError:
+        return None
+    if not math.isfinite(number) or number <= 0 or not number.is_integer():
         return None
     return int(value)
 
@@ -100,7 +104,10 @@ def pos_float(value: object) -> float | int | None:
     """A positive finite JSON number (KernelIndex's `eps`), else None."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return value if math.isfinite(value) and value > 0 else None
+    try:
+        return value if math.isfinite(value) and value > 0 else None
+    except OverflowError:  # an integer past 1.8e308: Infinity to JSON.parse
+        return None
 
 
 def num_equals(value: object, expected: float) -> bool:

@@ -27,11 +27,19 @@ from kindex_olap.importers.liger.generic import (
 )
 from kindex_olap.importers.liger.js import js_number, js_round, kebab, reject_constant, utc_instant
 from kindex_olap.importers.liger.jsontext import Doc, digest
+from kindex_olap.model.canonical import MAX_SAFE_INTEGER
 
 MIB = 2**20
 
 
 MS_TO_NS = 1_000_000
+
+
+def _storable(value: float, metric: str) -> bool:
+    """Whether `value` (ms or MiB) is a number whose ns or bytes a bundle can hold: finite,
+    and an integer JSON keeps exactly (1e308 ms made an infinite count of ns)."""
+    scaled = value * (MS_TO_NS if metric == "latency" else MIB)
+    return math.isfinite(scaled) and abs(scaled) <= MAX_SAFE_INTEGER
 
 
 @dataclass
@@ -121,7 +129,7 @@ class Converter:
         except ValueError:
             return "bad_timestamp", f"timestamp {row['timestamp']!r}"
         ys = [js_number(row[c]) for c in ("y_value_50", "y_value_20", "y_value_80")]
-        if not math.isfinite(ys[0]) or ys[0] < 0 or (metric == "latency" and ys[0] == 0):
+        if not _storable(ys[0], metric) or ys[0] < 0 or (metric == "latency" and ys[0] == 0):
             return "bad_value", f"y_value_50 {row['y_value_50']!r}"
         cfg = self._config(row["extra_benchmark_config_str"])
         x = js_number(row["x_value"])
@@ -203,7 +211,7 @@ class Converter:
             "status": "passed",
             "observedAt": observed,
         }
-        spread = math.isfinite(ys[1]) and math.isfinite(ys[2])
+        spread = _storable(ys[1], metric) and _storable(ys[2], metric)
         native: Doc = {
             "source": rules.SOURCE_SLUG,
             "benchmark": f"{csv_name}/{mode}",
