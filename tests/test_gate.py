@@ -293,6 +293,28 @@ def test_the_new_runs_are_the_same_after_a_compaction(
     assert (rewritten.steps, rewritten.regressions) == (appended.steps, appended.regressions)
 
 
+def test_a_check_after_a_compaction_and_a_vacuum_tests_the_newest_ingest(
+    liger_history_lake: Path, tmp_path: Path
+) -> None:
+    """`kindex check` tells the newest ingest's runs from the runs files of the lake commit
+    before it; once a compaction and `kindex vacuum --retain 0` removed those, every check
+    failed ("lake commit 1 can no longer be read") until the next ingest. The ingest's
+    commit names the ingested_at it stamped its runs with, which finds the same runs."""
+    from kindex_olap.lake.compact import compact, vacuum
+    from kindex_olap.lake.store import Lake
+
+    lake, keys = _planted_lake(liger_history_lake, tmp_path, 2.0)
+    before = run_check("", lake)
+    assert len(_latency_steps(before)) == len(keys)
+    compact(lake)
+    vacuum(lake, retain_hours=0)
+    (first, *_) = Lake(lake).log()
+    assert not all(Path(f).exists() for f in Lake(lake).files_at(first, "runs"))
+    after = run_check("", lake)
+    assert after.what == before.what == "runs of lake commit 2"
+    assert (after.steps, after.regressions) == (before.steps, before.regressions)
+
+
 def test_a_check_that_skips_the_steps_run_ids_tests_the_same_steps(
     liger_history_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -55,6 +55,7 @@ from kindex_olap.lake.transaction import Transaction, crashpoint, transaction
 from kindex_olap.layers import build as layers
 
 if TYPE_CHECKING:
+    from datetime import datetime
     from multiprocessing.pool import Pool
 
 BATCH_RUNS = 25_000  # staged runs handed to DuckDB at a time (bounds memory)
@@ -153,7 +154,8 @@ def ingest(
             work = _Ingest(tx, report, verify_digests, progress, pool)
             try:
                 work.run(found)
-                _commit(tx, report, started, lambda: work.tell("layers"))
+                stamp = work.writer.ingested_at
+                _commit(tx, report, started, stamp, lambda: work.tell("layers"))
             finally:
                 tx.duckdb = None
                 work.writer.close()
@@ -230,12 +232,16 @@ def _first_name(folder: Path) -> str | None:
 
 
 def _commit(
-    tx: Transaction, report: IngestReport, started: float, on_layers: Callable[[], None]
+    tx: Transaction,
+    report: IngestReport,
+    started: float,
+    stamp: datetime,
+    on_layers: Callable[[], None],
 ) -> None:
     """Commit what was written as the next lake commit (nothing changed: no commit); `on_layers`
     is called before the layers' update (seconds to a minute on a large lake: a progress
-    display says so instead of "writing")."""
-    summary = _summary(report)
+    display says so instead of "writing"). `stamp`: the runs' ingested_at."""
+    summary = _summary(report) | {"ingested_at": stamp.isoformat()}
     report.seconds = time.perf_counter() - started
     report.snapshot = tx.base.id
     crashpoint("ingest:all-written")

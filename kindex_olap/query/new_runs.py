@@ -56,7 +56,14 @@ def _new_runs(con: duckdb.DuckDBPyConnection, snapshot: Snapshot, since: str | N
         if not added:
             return NewRuns([], [], "the newest lake commit: no commit added runs")
         newest = added[-1].number
-        return _added_after(con, snapshot, newest - 1, log, f"runs of lake commit {newest}")
+        what = f"runs of lake commit {newest}"
+        try:
+            return _added_after(con, snapshot, newest - 1, log, what)
+        except LakeError:  # the commit before was vacuumed (after a compaction, say)
+            stamped = _stamped(con, added[-1], what)
+            if stamped is None:
+                raise
+            return stamped
     text = since.strip()
     if text.isdigit():
         if int(text) >= snapshot.id:
@@ -70,6 +77,21 @@ def _new_runs(con: duckdb.DuckDBPyConnection, snapshot: Snapshot, since: str | N
     later = _versions_after(con, text)
     versions = f"SELECT {NEW} FROM run_rows WHERE list_contains(?, version)"
     return _runs(con, versions, [later], f"versions after {text}")
+
+
+def _stamped(con: duckdb.DuckDBPyConnection, commit: LakeCommit, what: str) -> NewRuns | None:
+    """The runs ingest `commit` added, by the ingested_at it stamped them with (its summary
+    says which, since this kindex), when exactly its count of runs has it; else None."""
+    stamp = commit.summary.get("ingested_at")
+    if not isinstance(stamp, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    found = _runs(con, f"SELECT {NEW} FROM run_rows WHERE ingested_at = ?", [moment], what)
+    # an ingest of the same second stamps its runs alike: then they cannot be told apart
+    return found if len(found.run_ids) == commit.summary.get("runs_added") else None
 
 
 # what a check reads of its new runs
@@ -136,7 +158,8 @@ def _added_after(
         raise LakeError(
             f"lake commit {commit} can no longer be read ({len(gone)} of its runs files were "
             f"removed, e.g. {gone[0]})",
-            hint="`kindex vacuum` removes the files of commits older than --retain",
+            hint="`kindex vacuum` removed them; `--since DATE` or `--since VERSION` selects "
+            "runs without them",
         )
     base_files = before or [empty_file(snapshot.lake, "runs")]
     con.execute("SET VARIABLE kindex_check_base_runs = ?", [base_files]).fetchall()
