@@ -84,3 +84,44 @@ def test_spark_sql_runs_queries_only(sql: str) -> None:
 
     with pytest.raises(QueryError):
         check_read_only(sql)
+
+
+@pytest.mark.parametrize(
+    ("sql", "refused"),
+    [
+        # a shell command on the driver: it printed `uid=0(root) ...`
+        ("SELECT TRANSFORM(kernel) USING 'id' AS (out) FROM runs", "a script (TRANSFORM"),
+        ("WITH t AS (SELECT TRANSFORM(1) USING 'id' AS (o)) SELECT * FROM t", "a script"),
+        # any static Java method, past the 25 fields a plan's text shows
+        (
+            "SELECT " + ", ".join(str(n) for n in range(30)) + ", "
+            "reflect('java.lang.System', 'getProperty', 'user.name')",
+            "reflect() is refused",
+        ),
+        ("SELECT `java_method`('java.lang.System', 'getenv', 'HOME')", "java_method()"),
+        ("SELECT (SELECT try_reflect('java.lang.Thread', 'sleep', 1L))", "try_reflect()"),
+    ],
+)
+def test_spark_sql_runs_no_program_and_calls_no_java(
+    spark: Any, spark_registered: Path, sql: str, refused: str
+) -> None:
+    from kindex_olap.spark.run import run_spark_sql
+
+    with pytest.raises(QueryError, match=r"is read-only: .*is refused") as info:
+        run_spark_sql(sql, spark_registered)
+    assert refused in info.value.message
+
+
+def test_spark_sql_reads_no_file_outside_the_lake(spark: Any, spark_registered: Path) -> None:
+    """`csv.`/etc/passwd`` printed the file; the session kindex makes for a query reads no file
+    named in SQL, and has no reflection functions even where the check is not run."""
+    from kindex_olap.spark.lockdown import locked_session
+    from kindex_olap.spark.run import run_spark_sql
+
+    with pytest.raises(QueryError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        run_spark_sql("SELECT * FROM text.`/etc/hostname`", spark_registered)
+    locked = locked_session(spark)
+    with pytest.raises(Exception, match="UNRESOLVED_ROUTINE"):
+        locked.sql("SELECT reflect('java.lang.System', 'getProperty', 'user.name')").collect()
+    assert spark.sql("SELECT 1 + 1 AS two").collect()[0][0] == 2  # the shared session is as it was
+    assert run_spark_sql("SELECT count(*) AS n FROM runs", spark_registered).rows[0][0] > 0

@@ -142,9 +142,14 @@ def run_spark_sql(
     as_of: str | None = None,
     spark: SparkSession | None = None,
 ) -> QueryResult:
-    """One read-only Spark SQL query over the tables and views of a lake commit."""
+    """One read-only Spark SQL query over the tables and views of a lake commit: one query
+    (check_read_only) that runs no program and calls no Java (spark/lockdown.py)."""
+    from kindex_olap.spark.lockdown import refuse_escapes
+
     check_read_only(sql)
-    return collect(_session(lake, as_of, spark, sql), sql)
+    session = _session(lake, as_of, spark, sql)
+    refuse_escapes(session, sql)
+    return collect(session, sql)
 
 
 def check_read_only(sql: str) -> None:
@@ -181,13 +186,15 @@ def _vocabulary(lake: str | os.PathLike[str] | None, as_of: str | None) -> Vocab
 def _session(
     lake: str | os.PathLike[str] | None, as_of: str | None, spark: SparkSession | None, sql: str
 ) -> SparkSession:
-    """`spark` (registered whole once), else a local session with the views `sql` reads."""
+    """`spark` (registered whole once), else a locked-down session of the local one with the
+    views `sql` reads."""
+    from kindex_olap.spark.lockdown import locked_session
     from kindex_olap.spark.session import local_session, register
 
     if spark is not None:
         register(spark, lake, as_of)
         return spark
-    session = local_session()
+    session = locked_session(local_session())
     register(session, lake, as_of, only_for=sql)
     return session
 

@@ -104,6 +104,7 @@ def register(
     from kindex_olap.spark.lake import read_tables
 
     snapshot = snapshot_of(lake, as_of)
+    _refuse_missing_files(snapshot)
     key = f"{snapshot.lake}@{snapshot.id}"
     if spark.conf.get(_REGISTERED, None) == key:
         return snapshot  # this session holds that lake commit's views already
@@ -121,6 +122,20 @@ def register(
     else:  # the tables are another lake commit's now, and not every view is there
         spark.conf.unset(_REGISTERED)
     return snapshot
+
+
+def _refuse_missing_files(snapshot: Snapshot) -> None:
+    """A lake commit whose files are not all there, as a damaged lake: Spark's PATH_NOT_FOUND
+    came out of a view's creation as a traceback."""
+    from kindex_olap.errors import DAMAGED_LAKE_HINT, LakeError
+
+    gone = [f for files in snapshot.tables.values() for f in files if not os.path.exists(f)]
+    if gone:
+        raise LakeError(
+            f"lake commit {snapshot.id} is damaged: {len(gone)} of the files it reads are "
+            f"missing, e.g. {gone[0]}",
+            hint=DAMAGED_LAKE_HINT,
+        )
 
 
 def read_by(views: list[tuple[str, str]], sql: str) -> list[tuple[str, str]]:
