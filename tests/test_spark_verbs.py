@@ -125,3 +125,28 @@ def test_spark_sql_reads_no_file_outside_the_lake(spark: Any, spark_registered: 
         locked.sql("SELECT reflect('java.lang.System', 'getProperty', 'user.name')").collect()
     assert spark.sql("SELECT 1 + 1 AS two").collect()[0][0] == 2  # the shared session is as it was
     assert run_spark_sql("SELECT count(*) AS n FROM runs", spark_registered).rows[0][0] > 0
+
+
+@pytest.mark.slow
+def test_spark_doors_print_kindex_s_lines_only(spark_registered: Path, tmp_path: Path) -> None:
+    """A `kindex spark-sql` process printed eight lines of the JVM's start (log4j's profile
+    twice, the loopback address, ...) and a failed query's error as a JSON record of some
+    10 kB before its own `error:` line. The JVM writes to a log in the cache folder now, and
+    pyspark's query-context loggers are off: stderr holds kindex's one line."""
+    import os
+    import subprocess
+    import sys
+
+    env = os.environ | {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    sql = "SELECT nosuchcol FROM runs"
+    done = subprocess.run(
+        [sys.executable, "-m", "kindex_olap", "spark-sql", sql, "--lake", str(spark_registered)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 5, done.stderr
+    assert done.stderr.startswith("error: Spark failed: [UNRESOLVED_COLUMN"), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "log4j" in (tmp_path / "cache" / "kindex" / "spark" / "jvm.log").read_text()

@@ -11,6 +11,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kindex_olap.errors import ConfigError
@@ -56,10 +57,48 @@ def local_session(cores: int = 2) -> SparkSession:
     # interpreter, which has kindex, numpy and pyarrow (else pyspark starts `python3` from
     # PATH; it reads only the environment variable)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    with pandas_warning_ignored():  # the session's first call into the JVM warns
+    with pandas_warning_ignored(), jvm_output_to(jvm_log()):  # the first call warns
         session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    # pyspark logs each failed query's error as a JSON record of some 10 kB on stderr, before
+    # kindex says it in one line (created as pyspark's own loggers: it logs with their fields)
+    loggers = importlib.import_module("pyspark.logger").PySparkLogger
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        loggers.getLogger(name).disabled = True
     return session
+
+
+def jvm_log() -> Path:
+    """Where the JVM that pyspark starts writes its output (kindex's cache folder)."""
+    from kindex_olap.cache import cache_folder
+
+    return cache_folder() / "spark" / "jvm.log"
+
+
+@contextmanager
+def jvm_output_to(path: Path) -> Iterator[None]:
+    """The JVM pyspark starts inherits this process's stderr (file descriptor 2), and wrote
+    eight lines there before any answer (log4j's profile twice, the loopback address, the
+    native-Hadoop warning, incubator modules) and every failed query's analysis error as a
+    JSON record of some 10 kB, between kindex's own lines. While it starts, descriptor 2 is
+    `path` (appended to), which the JVM and its Python workers keep for their whole life;
+    kindex's own messages still reach stderr. Where `path` cannot be written, nothing moves."""
+    sys.stderr.flush()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    except OSError:
+        yield
+        return
+    saved = os.dup(2)
+    os.dup2(log, 2)
+    os.close(log)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 @contextmanager
