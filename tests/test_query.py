@@ -56,6 +56,18 @@ def test_seeds_jsd_b200_explains_the_missing_baseline(seeds_lake: Path) -> None:
     assert "but no comparable baseline" in result.stderr
 
 
+def test_a_run_of_no_named_provider_is_said_without_none(tmp_path: Path) -> None:
+    """A run whose externalId names no provider (it does not begin with its benchmark) has no
+    provider; the explanation read "the lake holds a None jsd backward run"."""
+    bundle = c.run("liger")
+    bundle["run"]["spec"]["sourceNative"]["externalId"] = "elsewhere/liger/b200"
+    lake = c.ingest_bundles(tmp_path / "in", [bundle], tmp_path / "lake")
+    result = CliRunner().invoke(app, ["query", "speedup jsd", "--lake", str(lake)])
+    assert result.exit_code == 0, result.output
+    assert "the lake holds a jsd unspecified pass run on NVIDIA B200 but no" in result.stderr
+    assert "None" not in result.stderr
+
+
 def test_filter_that_empties_the_result_is_named(seeds_lake: Path) -> None:
     result = CliRunner().invoke(app, ["query", "speedup grpo h100", "--lake", str(seeds_lake)])
     assert result.exit_code == 0

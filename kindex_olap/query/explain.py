@@ -174,7 +174,10 @@ def _no_pairs(con: duckdb.DuckDBPyConnection, query: Query, where: Where, option
         ) + _not_positive(con, where)
     baseline = query.baseline or "baseline"
     parts = [
-        f"{_count_runs(n)} {p} {k} {ps or NO_PASS + ' pass'} {_runs(n)} on {gpu}"
+        # a run may name no provider or kernel (its externalId and benchmark say none): they
+        # read "None" in the sentence
+        " ".join(x for x in (_count_runs(n), p, k, ps or NO_PASS + " pass", _runs(n)) if x)
+        + f" on {gpu or 'an unnamed GPU'}"
         for p, k, ps, gpu, n in held[:12]
     ]
     if len(held) > 12:
