@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from kindex_olap.query.compile import Options, Where, shape_clause
-from kindex_olap.query.shorthand import Query, Vocabulary, in_family
+from kindex_olap.query.shorthand import Query, in_family
 from kindex_olap.query.verbs import NO_PASS, PAIR_VERBS
 
 if TYPE_CHECKING:
@@ -17,9 +17,7 @@ if TYPE_CHECKING:
     from kindex_olap.query.steps import Rules
 
 
-def explain_empty(
-    con: duckdb.DuckDBPyConnection, query: Query, options: Options, vocab: Vocabulary
-) -> list[str]:
+def explain_empty(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> list[str]:
     """Why nothing matched: the filter that emptied the runs, or the missing comparable side."""
     if query.serving:
         return [

@@ -73,7 +73,7 @@ def run_query(
                 result.verb = "runs serving" if query.serving else query.verb
                 result.diagnostics.extend(_notes(query, result, vocab))
                 if not result.rows:
-                    result.diagnostics.extend(explain_empty(con, query, options, vocab))
+                    result.diagnostics.extend(explain_empty(con, query, options))
             result.caveats.extend(stale_layers(con))
             return result
     finally:

@@ -160,7 +160,7 @@ def frame_on(
             raise from_duckdb(e, "query failed") from e
         said = stale_layers(con)
     if result.is_empty():
-        said = [*explain_empty(con, query, options, vocab), *said]
+        said = [*explain_empty(con, query, options), *said]
     for note in said:
         warnings.warn(note, stacklevel=4)
     return result
