@@ -86,30 +86,41 @@ def test_spark_sql_runs_queries_only(sql: str) -> None:
         check_read_only(sql)
 
 
-@pytest.mark.parametrize(
-    ("sql", "refused"),
-    [
-        # a shell command on the driver: it printed `uid=0(root) ...`
-        ("SELECT TRANSFORM(kernel) USING 'id' AS (out) FROM runs", "a script (TRANSFORM"),
-        ("WITH t AS (SELECT TRANSFORM(1) USING 'id' AS (o)) SELECT * FROM t", "a script"),
-        # any static Java method, past the 25 fields a plan's text shows
-        (
-            "SELECT " + ", ".join(str(n) for n in range(30)) + ", "
-            "reflect('java.lang.System', 'getProperty', 'user.name')",
-            "reflect() is refused",
-        ),
-        ("SELECT `java_method`('java.lang.System', 'getenv', 'HOME')", "java_method()"),
-        ("SELECT (SELECT try_reflect('java.lang.Thread', 'sleep', 1L))", "try_reflect()"),
-    ],
-)
-def test_spark_sql_runs_no_program_and_calls_no_java(
-    spark: Any, spark_registered: Path, sql: str, refused: str
-) -> None:
-    from kindex_olap.spark.run import run_spark_sql
+ESCAPES = [
+    # a shell command on the driver: it printed `uid=0(root) ...`
+    ("SELECT TRANSFORM(kernel) USING 'id' AS (out) FROM runs", "a script (TRANSFORM"),
+    ("WITH t AS (SELECT TRANSFORM(1) USING 'id' AS (o)) SELECT * FROM t", "a script"),
+    # any static Java method, past the 25 fields a plan's text shows
+    (
+        "SELECT " + ", ".join(str(n) for n in range(30)) + ", "
+        "reflect('java.lang.System', 'getProperty', 'user.name')",
+        "reflect() is refused",
+    ),
+    ("SELECT `java_method`('java.lang.System', 'getenv', 'HOME')", "java_method()"),
+    ("SELECT (SELECT try_reflect('java.lang.Thread', 'sleep', 1L))", "try_reflect()"),
+]
+
+
+@pytest.mark.parametrize(("sql", "refused"), ESCAPES)
+def test_spark_sql_runs_no_program_and_calls_no_java(sql: str, refused: str) -> None:
+    """kindex spark-sql's first check (sqlglot's parse, before a session starts) refuses a
+    script transformation and the reflection functions."""
+    from kindex_olap.spark.run import check_read_only
+
+    with pytest.raises(QueryError, match=r"is read-only: .+ is refused"):
+        check_read_only(sql)
+
+
+@pytest.mark.parametrize(("sql", "refused"), ESCAPES)
+def test_spark_s_own_parse_refuses_them_too(spark: Any, sql: str, refused: str) -> None:
+    """The second check reads Spark's own parse of the query (what Spark would run), where
+    sqlglot may read a construct otherwise."""
+    from kindex_olap.spark.lockdown import refuse_escapes
 
     with pytest.raises(QueryError, match=r"is read-only: .*is refused") as info:
-        run_spark_sql(sql, spark_registered)
+        refuse_escapes(spark, sql)
     assert refused in info.value.message
+    refuse_escapes(spark, "SELECT transform(array(1, 2), x -> x + 1) AS t")  # a lambda is not
 
 
 def test_spark_sql_reads_no_file_outside_the_lake(spark: Any, spark_registered: Path) -> None:

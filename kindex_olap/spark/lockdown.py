@@ -36,7 +36,10 @@ def locked_session(spark: SparkSession) -> SparkSession:
 def refuse_escapes(spark: SparkSession, sql: str) -> None:
     """Refuse `sql` when Spark's parse of it runs a program (TRANSFORM, MAP or REDUCE ...
     USING) or calls a reflection function, however nested (subqueries, CTEs, lambdas)."""
-    parser = spark._jsparkSession.sessionState().sqlParser()
+    session = getattr(spark, "_jsparkSession", None)
+    if session is None:  # Spark Connect: no parser here (run.check_read_only's parse stands)
+        return
+    parser = session.sessionState().sqlParser()
     try:
         plan = json.loads(parser.parsePlan(sql).toJSON())
     except Exception as e:  # py4j's error carries Spark's ParseException

@@ -170,6 +170,16 @@ def check_read_only(sql: str) -> None:
             f"`kindex spark-sql` is read-only: {parsed[0].key.upper()} statements are refused",
             hint="use SELECT over the views: runs, speedups, noise_model, ...",
         )
+    from kindex_olap.spark.lockdown import REFLECTION
+
+    for node in parsed[0].walk():  # Spark's own parse checks again (spark/lockdown.py)
+        if isinstance(node, exp.QueryTransform) or (
+            isinstance(node, exp.Anonymous) and node.name.lower() in REFLECTION
+        ):
+            raise QueryError(
+                f"`kindex spark-sql` is read-only: {node.sql(dialect='spark')[:60]} is refused",
+                hint="use SELECT over the views: runs, speedups, noise_model, ...",
+            )
 
 
 def _vocabulary(lake: str | os.PathLike[str] | None, as_of: str | None) -> Vocabulary:
