@@ -92,6 +92,23 @@ def test_a_full_disk_commits_nothing_and_names_the_file(tmp_path: Path, limit: i
     assert "3 runs added" in again.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["log", "--format", "xml"], "'xml' is not one of 'table', 'csv', 'json', 'markdown'"),
+        (["export", "--bogus"], "No such option: --bogus"),
+        (["check", "--threshold", "abc"], "Invalid value for '--threshold'"),
+        (["qeury", "x"], "Did you mean 'query'?"),
+    ],
+)
+def test_a_usage_error_is_one_line(tmp_path: Path, args: list[str], named: str) -> None:
+    """A bad option or command was Typer's box of five lines or more under a usage line; it is
+    one line and a hint naming the command's --help, exit 2, like every other bad argument."""
+    done = kindex(*args, cwd=tmp_path)
+    assert_one_error(done, 2, named)
+    assert "--help` lists its" in done.stderr
+
+
 @pytest.mark.slow
 def test_a_truncated_parquet_file_is_named(seeded: Path, tmp_path: Path) -> None:
     damaged = Path(Lake(seeded).snapshot().files("runs")[0])

@@ -13,6 +13,7 @@ import typer
 from typer.core import TyperGroup
 
 from kindex_olap.cli.edge import translate
+from kindex_olap.errors import ConfigError
 
 
 class KindexGroup(TyperGroup):
@@ -26,9 +27,30 @@ class KindexGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except BaseException as error:
+            if _is_usage_error(error):
+                translate(_as_config_error(error))
             if _is_command_line_control(error):
-                raise  # usage errors, --help, typer.Exit: Typer prints and exits as usual
+                raise  # --help, typer.Exit: Typer prints and exits as usual
             translate(error)
+
+
+def _is_usage_error(error: BaseException) -> bool:
+    """A command's bad option or argument (a value not among the choices, an option it does
+    not know, a missing argument): Click's UsageError, as Typer vendors it."""
+    return any(
+        cls.__name__ == "UsageError" and cls.__module__.split(".")[0] in {"typer", "click"}
+        for cls in type(error).__mro__
+    )
+
+
+def _as_config_error(error: Any) -> ConfigError:
+    """A usage error as one line and a hint (exit 2): Typer drew a box of five lines at least,
+    under a usage line, for "'xml' is not one of 'table', 'csv', 'json', 'markdown'"."""
+    message = str(error.format_message()).replace("Value error, ", "")
+    ctx = getattr(error, "ctx", None)
+    command = getattr(ctx, "command_path", None) or "kindex"
+    lists = "commands" if hasattr(getattr(ctx, "command", None), "commands") else "options"
+    return ConfigError(message, hint=f"`{command} --help` lists its {lists}")
 
 
 def _is_command_line_control(error: BaseException) -> bool:
