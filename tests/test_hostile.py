@@ -416,6 +416,9 @@ def test_export_refuses_a_folder_with_files(
     refused = runner.invoke(app, ["export", "--out", str(out), "--lake", str(lake)])
     assert refused.exit_code == 2 and "is not empty" in refused.stderr
     assert (out / "README.md").read_text() == "mine"
+    # a device where the folder would be (it was "File exists", exit 3: a lake error)
+    device = runner.invoke(app, ["export", "--out", "/dev/null", "--lake", str(lake)])
+    assert device.exit_code == 2 and "/dev/null exists and is not a folder" in device.stderr
     monkeypatch.chdir(out)
     for target in ["", ".", "/"]:
         result = runner.invoke(app, ["export", "--out", target, "--lake", str(lake)])

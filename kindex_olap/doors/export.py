@@ -238,6 +238,11 @@ def export_folder(out: str | os.PathLike[str], overwrite: bool) -> Path:
             f"refusing to export into {folder}: it is the root or the current folder",
             hint="name a new folder, e.g. --out export/",
         )
+    if folder.exists() and not folder.is_dir():  # a device: "File exists" (exit 3) from mkdir
+        raise ConfigError(
+            f"--out {folder} exists and is not a folder",
+            hint="name a new or empty folder, e.g. --out export/",
+        )
     if folder.is_dir() and not overwrite and any(folder.iterdir()):
         raise ConfigError(
             f"{folder} is not empty: an export writes README.md and its data files there",
