@@ -110,6 +110,18 @@ def _spare_empty_files(missing: str) -> Path:
     return folder
 
 
+def check_files(snapshot: Snapshot) -> None:
+    """Refuse a lake commit whose files are not all there, as a damaged lake (a reader would
+    stop at the first one, DuckDB or Spark, with an error of its own)."""
+    gone = [f for files in snapshot.tables.values() for f in files if not os.path.exists(f)]
+    if gone:
+        raise LakeError(
+            f"lake commit {snapshot.id} is damaged: {len(gone)} of the files it reads are "
+            f"missing, e.g. {gone[0]}",
+            hint=DAMAGED_LAKE_HINT,
+        )
+
+
 @dataclass(frozen=True)
 class LakeCommit:
     """One entry of `kindex log`: a lake commit and the Delta version of each table."""
@@ -226,13 +238,9 @@ class Lake:
             commit = self.resolve_as_of(as_of, commits)
             is_newest = commit.number == commits[-1].number
             snapshot = self._snapshot_at(commit, is_newest)
+            if is_newest:  # `kindex check` reads the newest commit by its number too
+                check_files(snapshot)
             gone = [p for files in snapshot.tables.values() for p in files if not Path(p).exists()]
-            if gone and is_newest:  # `kindex check` reads the newest commit by its number too
-                raise LakeError(
-                    f"lake commit {snapshot.id}, the newest, is damaged: {len(gone)} of the "
-                    f"files it reads are missing, e.g. {gone[0]}",
-                    hint=DAMAGED_LAKE_HINT,
-                )
             if gone:
                 raise LakeError(
                     f"--as-of {as_of}: lake commit {snapshot.id} can no longer be read "

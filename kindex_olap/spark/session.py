@@ -137,13 +137,14 @@ def register(
     A session that holds every view already (another lake commit registered before) gets the
     new lake commit's tables only: the views read them by name (_holds_views).
     """
+    from kindex_olap.lake.store import check_files
     from kindex_olap.lake.tables import stored_view
     from kindex_olap.query.engine import snapshot_of
     from kindex_olap.spark.generate import spark_views
     from kindex_olap.spark.lake import read_tables
 
     snapshot = snapshot_of(lake, as_of)
-    _refuse_missing_files(snapshot)
+    check_files(snapshot)  # Spark's PATH_NOT_FOUND came out of a view's creation as a traceback
     key = f"{snapshot.lake}@{snapshot.id}"
     if spark.conf.get(_REGISTERED, None) == key:
         return snapshot  # this session holds that lake commit's views already
@@ -161,20 +162,6 @@ def register(
     else:  # the tables are another lake commit's now, and not every view is there
         spark.conf.unset(_REGISTERED)
     return snapshot
-
-
-def _refuse_missing_files(snapshot: Snapshot) -> None:
-    """A lake commit whose files are not all there, as a damaged lake: Spark's PATH_NOT_FOUND
-    came out of a view's creation as a traceback."""
-    from kindex_olap.errors import DAMAGED_LAKE_HINT, LakeError
-
-    gone = [f for files in snapshot.tables.values() for f in files if not os.path.exists(f)]
-    if gone:
-        raise LakeError(
-            f"lake commit {snapshot.id} is damaged: {len(gone)} of the files it reads are "
-            f"missing, e.g. {gone[0]}",
-            hint=DAMAGED_LAKE_HINT,
-        )
 
 
 def read_by(views: list[tuple[str, str]], sql: str) -> list[tuple[str, str]]:
