@@ -132,3 +132,64 @@ def test_a_zero_latency_run_is_named_when_nothing_pairs(tmp_path: Path) -> None:
         "no comparable runs: the matching runs hold no liger implementation (implementations: "
         "huggingface); 1 run with a value of zero or less left out (a speedup divides by it)"
     ]
+
+
+@pytest.fixture(scope="module")
+def seeds_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from kindex_olap.ingestion.pipeline import ingest
+
+    lake = tmp_path_factory.mktemp("seeds") / "lake"
+    ingest([SEEDS], lake)
+    return lake
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        # each answered silently: inf flagged nothing, nan judged no step, -1 divided by
+        # zero (RuntimeWarnings), --q 5 flagged every step, --q 0 took the default
+        (["--threshold", "inf"], "--threshold must be a fraction, 0 or more"),
+        (["--threshold", "nan"], "--threshold must be a fraction, 0 or more"),
+        (["--threshold", "-1"], "--threshold must be a fraction, 0 or more"),
+        (["--q", "5"], "--q is a false-discovery rate: more than 0 and at most 1"),
+        (["--q", "0"], "--q is a false-discovery rate"),
+    ],
+)
+def test_a_step_rule_out_of_range_is_a_bad_argument(
+    seeds_lake: Path, args: list[str], said: str
+) -> None:
+    for command in (["check"], ["query", "regressions"]):
+        result = runner.invoke(app, [*command, *args, "--lake", str(seeds_lake)])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith(f"error: {said}"), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("accept = 5\n", 'accept must be [[accept]] tables, each with step = "..."'),
+        ("threshold = 1e400\n", "threshold must be a positive fraction (0.05: 5 %), not inf"),
+        ("q = 5\n", "q is a false-discovery rate, at most 1, not 5"),
+    ],
+)
+def test_a_gate_file_out_of_range_names_its_field(tmp_path: Path, text: str, said: str) -> None:
+    """`accept = 5` was a TypeError traceback; `threshold = 1e400` (inf) flagged nothing."""
+    from kindex_olap.errors import ConfigError
+    from kindex_olap.query.gate import read_gate_file
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        read_gate_file(gate)
+    assert info.value.message.startswith(f"{gate}: {said}")
+
+
+def test_a_gate_threshold_of_a_kernel_the_lake_lacks_is_said(seeds_lake: Path) -> None:
+    """`[thresholds] jds = 0.1` (a typo of jsd) set nothing, silently."""
+    from kindex_olap.query.run import run_check
+    from kindex_olap.query.steps import Rules
+
+    result = run_check("", seeds_lake, rules=Rules(thresholds=(("jds", 0.1), ("jsd", 0.2))))
+    assert any(
+        "names 1 kernel(s) the lake does not hold" in n and "'jds'" in n for n in result.notes
+    )

@@ -20,6 +20,7 @@ the q level and the accepted steps:
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections import Counter
 from collections.abc import Callable
@@ -90,9 +91,14 @@ def read_gate_file(path: Path) -> GateFile:
     thresholds = data.get("thresholds", {})
     if not isinstance(thresholds, dict):
         raise ConfigError(f"{path}: [thresholds] must be a table of kernel = fraction")
+    if not isinstance(data.get("accept", []), list):  # `accept = 5` was a TypeError
+        raise ConfigError(f'{path}: accept must be [[accept]] tables, each with step = "..."')
+    q_level = _fraction(path, "q", data.get("q"))
+    if q_level is not None and q_level > 1:
+        raise ConfigError(f"{path}: q is a false-discovery rate, at most 1, not {q_level!r}")
     return GateFile(
         threshold=_fraction(path, "threshold", data.get("threshold")),
-        q_level=_fraction(path, "q", data.get("q")),
+        q_level=q_level,
         thresholds=tuple(
             (str(k), _fraction(path, f"thresholds.{k}", v) or 0.0) for k, v in thresholds.items()
         ),
@@ -103,7 +109,11 @@ def read_gate_file(path: Path) -> GateFile:
 def _fraction(path: Path, name: str, value: Any) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0 < value < math.inf  # threshold = inf (1e400) flagged nothing, silently
+    ):
         raise ConfigError(f"{path}: {name} must be a positive fraction (0.05: 5 %), not {value!r}")
     return float(value)
 
@@ -290,7 +300,12 @@ def rules_for(
     default."""
     gate = gate or GateFile()
     return Rules(
-        threshold=threshold or gate.threshold or Rules.threshold,
-        q_level=q_level or gate.q_level or Rules.q_level,
+        threshold=_first(threshold, gate.threshold, Rules.threshold),
+        q_level=_first(q_level, gate.q_level, Rules.q_level),
         thresholds=gate.thresholds,
     )
+
+
+def _first(*values: float | None) -> float:
+    """The first value given (0 too: Rules refuses it, where `or` took the default)."""
+    return next(value for value in values if value is not None)

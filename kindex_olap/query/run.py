@@ -159,11 +159,26 @@ def run_check(
             if not result.tested_steps and filters.split():  # a filter that matches no run?
                 emptied = emptied_by_filter(con, question)
                 result.notes.extend([] if emptied is None else [emptied])
+            result.notes.extend(_unknown_kernels(con, rules))
             result.notes.extend(stale_layers(con))
             return result
     finally:
         if own:
             con.close()
+
+
+def _unknown_kernels(con: duckdb.DuckDBPyConnection, rules: Rules | None) -> list[str]:
+    """A gate file's per-kernel thresholds that name no kernel of the lake: a typo (`jds`)
+    set nothing, silently."""
+    named = [kernel for kernel, _ in rules.thresholds] if rules else []
+    held = set(load_vocabulary(con).kernels) if named else set()
+    unknown = [kernel for kernel in named if kernel not in held]
+    if not unknown:
+        return []
+    return [
+        f"[thresholds] names {len(unknown)} kernel(s) the lake does not hold, whose threshold "
+        f"sets nothing: {', '.join(repr(k) for k in unknown[:5])}"
+    ]
 
 
 def compile_on(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> Compiled:

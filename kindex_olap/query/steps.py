@@ -25,12 +25,14 @@ Apache Otava keeps its analysis apart from its series and its report.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from kindex_olap.errors import ConfigError
 from kindex_olap.query import changepoints as cp
 from kindex_olap.query.correction import Correction
 
@@ -59,6 +61,20 @@ class Rules:
     threshold: float = THRESHOLD
     q_level: float = Q_LEVEL
     thresholds: tuple[tuple[str, float], ...] = ()
+
+    def __post_init__(self) -> None:
+        # --threshold inf flagged nothing, nan judged no step, -1 divided by zero, --q 5
+        # flagged every step: each silently
+        named = ((f"[thresholds] {kernel}", value) for kernel, value in self.thresholds)
+        for name, value in (("--threshold", self.threshold), *named):
+            if not 0 <= value < math.inf:  # 0: every change is large enough (`changes`)
+                raise ConfigError(
+                    f"{name} must be a fraction, 0 or more (0.05: 5 %), not {value!r}"
+                )
+        if not 0 < self.q_level <= 1:
+            raise ConfigError(
+                f"--q is a false-discovery rate: more than 0 and at most 1, not {self.q_level!r}"
+            )
 
     def per_point(self, kernels: NDArray[Any]) -> NDArray[np.float64]:
         """Each point's threshold, by its kernel."""
