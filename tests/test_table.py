@@ -269,3 +269,35 @@ def test_times_keep_distinct_times_distinct() -> None:
     assert shown(minute, minute + dt.timedelta(milliseconds=568), minute) == [
         "2026-06-06 21:33:24.370", "2026-06-06 21:33:24.938", "2026-06-06 21:33:24.370"
     ]  # fmt: skip
+
+
+def test_csv_spells_each_kind_of_value_column_by_column() -> None:
+    """CSV fields are made a column at a time (2 us a value one at a time: 43 s for the real
+    lake's 655k speedups); each kind keeps its spelling: a control character escaped, NaN and
+    NULL empty, a struct or list as sorted JSON, a timestamp in ISO 8601, a bool as Python's."""
+    import io
+
+    from kindex_olap.cli.output import Format, write
+
+    columns = ["name", "ratio", "axes", "at", "n", "ok", "none"]
+    rows = [
+        (
+            "a\x1bb",
+            float("nan"),
+            {"b": 2, "a": [1]},
+            dt.datetime(2026, 1, 2, 3, 4, 5),
+            7,
+            True,
+            None,
+        ),
+        (None, 1.5, None, None, None, False, None),
+        ("plain, quoted", float("inf"), {"a": 1}, dt.datetime(2026, 1, 2), -1, None, None),
+    ]
+    out = io.StringIO()
+    write(columns, rows, Format.csv, out)
+    assert out.getvalue().splitlines() == [
+        "name,ratio,axes,at,n,ok,none",
+        'a\\x1bb,,"{""a"": [1], ""b"": 2}",2026-01-02T03:04:05,7,True,',
+        ",1.5,,,,False,",
+        '"plain, quoted",,"{""a"": 1}",2026-01-02T00:00:00,-1,,',
+    ]

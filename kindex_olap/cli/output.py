@@ -9,6 +9,7 @@ import csv
 import datetime as dt
 import enum
 import json
+import math
 import re
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -69,10 +70,27 @@ def write(
 
 
 def _csv(columns: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
+    """Column by column: a value a time through _csv_value was 2 us, 43 s of the 655k rows of
+    the real lake's `speedups` (csv writes None as an empty field)."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
-    for row in rows:
-        writer.writerow(["" if v is None else _csv_value(v) for v in row])
+    if rows:
+        columns_out = (_csv_column(list(values)) for values in zip(*rows, strict=True))
+        writer.writerows(zip(*columns_out, strict=True))
+
+
+def _csv_column(values: list[Any]) -> list[Any]:
+    """One column's CSV fields, as _csv_value spells each value."""
+    kinds = {type(v) for v in values} - {type(None)}
+    if kinds <= {int, bool}:
+        return values
+    if kinds == {float}:
+        return [v if v is not None and math.isfinite(v) else None for v in values]
+    if kinds == {str}:
+        if _CONTROL.search("".join(v for v in values if v is not None)) is None:
+            return values
+        return [None if v is None else printable(v) for v in values]
+    return [None if v is None else _csv_value(v) for v in values]
 
 
 def _csv_value(value: Any) -> Any:
