@@ -73,7 +73,8 @@ def from_duckdb(error: Exception, doing: str) -> KindexError:
     """A DuckDB error as a KindexError: one that names a Parquet file it could not read is a
     damaged lake (a LakeError naming the file); any other is a QueryError about `doing`."""
     text = str(error)
-    if _LAKE_FILE.search(text):
+    # a path the user's SQL names outside the lake (`kindex sql`'s lock-down) is theirs
+    if _LAKE_FILE.search(text) and not text.startswith("Permission Error"):
         first_line = text.splitlines()[0]
         return LakeError(f"{doing}: {first_line}", hint=DAMAGED_LAKE_HINT)
     return QueryError(f"{doing}: {text}")

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kindex_olap.atomic import atomic_path, write_atomic
+from kindex_olap.atomic import write_atomic
 from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, LakeError
+from kindex_olap.lake.empty import write_empty_tables
 from kindex_olap.lake.store import FORMAT_FILE, FORMAT_VERSION, Lake, delta_error, delta_failure
 from kindex_olap.lake.tables import PARTITIONED
 from kindex_olap.schema import TABLES
@@ -65,25 +66,3 @@ def create_tables(lake: Lake, existing: bool = False) -> None:
 def write_format(root: Path, version: int) -> None:
     text = json.dumps({"format": version, "tool": "kindex-olap", "tables": "delta"}, indent=2)
     write_atomic(root / FORMAT_FILE, (text + "\n").encode())
-
-
-def write_empty_tables(folder: Path, again: tuple[str, ...] = ()) -> None:
-    """One empty Parquet file per table (all its columns), for views over a table without data;
-    those of the tables `again` written again (a full build of the layers: their columns may
-    have changed since the lake was created)."""
-    tables = [t for t in TABLES if t in again or not (folder / f"{t}.parquet").is_file()]
-    if not tables:
-        return
-    import duckdb
-
-    from kindex_olap.sqlfiles import read_sql
-
-    folder.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect()
-    try:
-        con.execute(read_sql("schema/tables.sql"))
-        for table in tables:
-            with atomic_path(folder / f"{table}.parquet") as tmp:
-                con.table(table).write_parquet(str(tmp), compression="zstd")
-    finally:
-        con.close()

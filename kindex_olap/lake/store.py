@@ -94,7 +94,7 @@ def _spare_empty_files(missing: str) -> Path:
     import hashlib
 
     from kindex_olap.cache import cache_folder
-    from kindex_olap.lake.create import write_empty_tables
+    from kindex_olap.lake.empty import write_empty_tables
     from kindex_olap.sqlfiles import read_sql
 
     digest = hashlib.sha256(read_sql("schema/tables.sql").encode()).hexdigest()[:16]

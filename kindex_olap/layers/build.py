@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import duckdb
 
 from kindex_olap import schema
-from kindex_olap.lake.create import write_empty_tables
+from kindex_olap.lake.empty import write_empty_tables
 from kindex_olap.lake.store import LAYERS, Lake
 from kindex_olap.lake.tables import scan_sql
 from kindex_olap.lake.transaction import Transaction, transaction, write_relation
