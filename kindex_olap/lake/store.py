@@ -240,6 +240,7 @@ class Lake:
             snapshot = self._snapshot_at(commit, is_newest)
             if is_newest:  # `kindex check` reads the newest commit by its number too
                 check_files(snapshot)
+                return snapshot
             gone = [p for files in snapshot.tables.values() for p in files if not Path(p).exists()]
             if gone:
                 raise LakeError(

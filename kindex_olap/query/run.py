@@ -159,7 +159,7 @@ def run_check(
             if not result.tested_steps and filters.split():  # a filter that matches no run?
                 emptied = emptied_by_filter(con, question)
                 result.notes.extend([] if emptied is None else [emptied])
-            result.notes.extend(_unknown_kernels(con, rules))
+            result.notes.extend(unknown_threshold_kernels(con, rules))
             result.notes.extend(stale_layers(con))
             return result
     finally:
@@ -167,7 +167,7 @@ def run_check(
             con.close()
 
 
-def _unknown_kernels(con: duckdb.DuckDBPyConnection, rules: Rules | None) -> list[str]:
+def unknown_threshold_kernels(con: duckdb.DuckDBPyConnection, rules: Rules | None) -> list[str]:
     """A gate file's per-kernel thresholds that name no kernel of the lake: a typo (`jds`)
     set nothing, silently."""
     named = [kernel for kernel, _ in rules.thresholds] if rules else []

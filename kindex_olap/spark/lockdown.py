@@ -18,6 +18,8 @@ from kindex_olap.spark.types import SparkSession
 
 # call a static Java method by name
 REFLECTION = ("reflect", "java_method", "try_reflect")
+# what `kindex spark-sql` says of anything it refuses
+READ_ONLY_HINT = "use SELECT over the views: runs, speedups, noise_model, ..."
 
 
 def locked_session(spark: SparkSession) -> SparkSession:
@@ -48,8 +50,7 @@ def refuse_escapes(spark: SparkSession, sql: str) -> None:
     found = _escape(plan)
     if found is not None:
         raise QueryError(
-            f"`kindex spark-sql` is read-only: {found} is refused",
-            hint="use SELECT over the views: runs, speedups, noise_model, ...",
+            f"`kindex spark-sql` is read-only: {found} is refused", hint=READ_ONLY_HINT
         )
 
 

@@ -93,7 +93,7 @@ def run_check(
     from kindex_olap.query.gate import gate_result
     from kindex_olap.query.history import check_by
     from kindex_olap.query.new_runs import new_runs
-    from kindex_olap.query.run import check_question
+    from kindex_olap.query.run import check_question, unknown_threshold_kernels
     from kindex_olap.spark import history
 
     snapshot = snapshot_of(lake)
@@ -103,13 +103,16 @@ def run_check(
         where, settings, _ = check_question(con, filters, options, rules)
         check_by(settings)
         new = new_runs(con, snapshot, since)
+        notes = unknown_threshold_kernels(con, rules)
     finally:
         con.close()
     session, key = _history_session(lake, as_of, spark, settings.all_branches)
     tests = history.lake_tests(session, key, settings)
     history.ask(session, where.clauses, where.params, new.run_ids)
     analysis = history.analyse(session, tests, settings)
-    return gate_result(analysis, new.what, snapshot.id, settings.rules, accept)
+    result = gate_result(analysis, new.what, snapshot.id, settings.rules, accept)
+    result.notes.extend(notes)
+    return result
 
 
 def _history_session(
@@ -147,7 +150,7 @@ def run_spark_sql(
     from kindex_olap.spark.lockdown import refuse_escapes
 
     check_read_only(sql)
-    session = _session(lake, as_of, spark, sql)
+    session = _session(lake, as_of, spark, sql, locked=True)
     refuse_escapes(session, sql)
     return collect(session, sql)
 
@@ -159,6 +162,8 @@ def check_read_only(sql: str) -> None:
     import sqlglot
     from sqlglot import exp
 
+    from kindex_olap.spark.lockdown import READ_ONLY_HINT, REFLECTION
+
     try:
         parsed = [s for s in sqlglot.parse(sql, read="spark") if s is not None]
     except sqlglot.errors.SqlglotError as e:
@@ -168,17 +173,15 @@ def check_read_only(sql: str) -> None:
     if not isinstance(parsed[0], exp.Query):
         raise QueryError(
             f"`kindex spark-sql` is read-only: {parsed[0].key.upper()} statements are refused",
-            hint="use SELECT over the views: runs, speedups, noise_model, ...",
+            hint=READ_ONLY_HINT,
         )
-    from kindex_olap.spark.lockdown import REFLECTION
-
     for node in parsed[0].walk():  # Spark's own parse checks again (spark/lockdown.py)
         if isinstance(node, exp.QueryTransform) or (
             isinstance(node, exp.Anonymous) and node.name.lower() in REFLECTION
         ):
             raise QueryError(
                 f"`kindex spark-sql` is read-only: {node.sql(dialect='spark')[:60]} is refused",
-                hint="use SELECT over the views: runs, speedups, noise_model, ...",
+                hint=READ_ONLY_HINT,
             )
 
 
@@ -194,17 +197,22 @@ def _vocabulary(lake: str | os.PathLike[str] | None, as_of: str | None) -> Vocab
 
 
 def _session(
-    lake: str | os.PathLike[str] | None, as_of: str | None, spark: SparkSession | None, sql: str
+    lake: str | os.PathLike[str] | None,
+    as_of: str | None,
+    spark: SparkSession | None,
+    sql: str,
+    locked: bool = False,
 ) -> SparkSession:
-    """`spark` (registered whole once), else a locked-down session of the local one with the
-    views `sql` reads."""
+    """`spark` (registered whole once), else the local session, or a locked-down session of it
+    for the user's SQL (`locked`: kindex's own questions keep the shared one and its views),
+    with the views `sql` reads."""
     from kindex_olap.spark.lockdown import locked_session
     from kindex_olap.spark.session import local_session, register
 
     if spark is not None:
         register(spark, lake, as_of)
         return spark
-    session = locked_session(local_session())
+    session = locked_session(local_session()) if locked else local_session()
     register(session, lake, as_of, only_for=sql)
     return session
 
