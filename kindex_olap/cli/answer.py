@@ -50,6 +50,19 @@ def emit(result: object, fmt: Format, show_sql: bool, wide: bool) -> None:
     diagnose([*notes, *result.diagnostics, *result.caveats, f"{len(result.rows)} row(s)"])
 
 
+def emit_sql(statement: str, lake: Path | None, fmt: Format, as_of: str | None, wide: bool) -> None:
+    """`kindex sql`: print one read-only statement's answer as DuckDB streams it, a batch at a
+    time (any size in bounded memory), then its notes and row count on stderr."""
+    from kindex_olap.cli.output import write_batches
+    from kindex_olap.query.readonly import open_sql
+
+    with open_sql(statement, lake, as_of=as_of) as answer:
+        notes, rows = write_batches(
+            answer.columns, answer.batches(), fmt, sys.stdout, answer.count, wide=wide
+        )
+    diagnose([*notes, f"{rows} row(s)"])
+
+
 def diagnose(lines: list[str]) -> None:
     """Diagnostics on stderr, each wrapped to the terminal's width (where stderr is one)."""
     import textwrap

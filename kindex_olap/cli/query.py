@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from kindex_olap.cli.answer import answer, emit
+from kindex_olap.cli.answer import answer, emit, emit_sql
 from kindex_olap.cli.options import (
     AllBranchesOption,
     AllPairsOption,
@@ -131,10 +131,7 @@ def sql(
     serving_runs.
     Only SELECT and EXPLAIN run; files outside the lake cannot be read.
     """
-    from kindex_olap.query.readonly import run_sql
-
-    result = run_sql(statement, lake, as_of=as_of)
-    emit(result, fmt, False, wide)
+    emit_sql(statement, lake, fmt, as_of, wide)
 
 
 def spark_sql(

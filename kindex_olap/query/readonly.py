@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
 
 import duckdb
 
-from kindex_olap.errors import QueryError
+from kindex_olap.errors import QueryError, from_duckdb
 from kindex_olap.query.compile import Compiled
 from kindex_olap.query.engine import connect
 from kindex_olap.query.run import QueryResult, execute
@@ -41,6 +45,73 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
             f"`kindex sql` runs one statement; {len(parsed)} were given",
             hint="run each statement on its own (or join them with UNION ALL or a WITH clause)",
         )
+
+
+# Rows a fetch brings into Python at a time: 10k rows of the widest view (speedups, 47 columns)
+# are about 20 MB as tuples; the real lake's 655k speedups fetched whole were 2.4 GB.
+BATCH_ROWS = 10_000
+
+
+@dataclass
+class SqlRows:
+    """A statement's answer as DuckDB streams it: its column names and its rows, a batch at a
+    time, so that an answer of any size is written in bounded memory."""
+
+    statement: duckdb.Statement
+    columns: list[str]
+    cursor: duckdb.DuckDBPyConnection
+    fetched: int = 0
+
+    def batches(self, size: int = BATCH_ROWS) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows not yet fetched, `size` at a time (an error can come mid-answer: DuckDB
+        computes as it streams)."""
+        while True:
+            try:
+                rows = self.cursor.fetchmany(size)
+            except duckdb.Error as e:
+                raise from_duckdb(e, "query failed") from e
+            if not rows:
+                return
+            self.fetched += len(rows)
+            yield rows
+
+    def count(self) -> int:
+        """How many rows the answer has, fetched or not: the statement counted again by DuckDB,
+        which reads only what a count needs (30 ms for the real lake's 655k speedups, where
+        fetching the rest is 7 s and Arrow's reader of a DB-API result copies all of it: 1 GB).
+        This ends the stream; an EXPLAIN (a few rows) is counted by fetching."""
+        if self.statement.type.name != "SELECT":
+            return self.fetched + sum(len(batch) for batch in self.batches())
+        counting = f"SELECT count(*) FROM (\n{self.statement.query}\n) AS answer"
+        check_read_only(self.cursor, counting)
+        try:
+            counted = self.cursor.execute(counting).fetchone()
+        except duckdb.Error as e:
+            raise from_duckdb(e, "query failed") from e
+        return int(counted[0]) if counted else 0
+
+
+@contextmanager
+def open_sql(
+    sql: str, lake: str | os.PathLike[str] | None = None, as_of: str | None = None
+) -> Iterator[SqlRows]:
+    """Start one read-only SQL statement over the views (of the lake commit `as_of` names, if
+    given) and give its rows as they stream; the connection closes on leaving. Its temp
+    directory is a private, empty folder (see run_sql)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="kindex-sql-") as spill:
+        con = connect(lake, read_only=True, as_of=as_of, temp_directory=spill)
+        try:
+            check_read_only(con, sql)
+            statement = con.extract_statements(sql)[0]
+            try:
+                cursor = con.execute(statement.query)
+            except duckdb.Error as e:
+                raise from_duckdb(e, "query failed") from e
+            yield SqlRows(statement, [d[0] for d in cursor.description or []], cursor)
+        finally:
+            con.close()
 
 
 def run_sql(
