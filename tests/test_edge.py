@@ -141,6 +141,26 @@ def test_garbage_in_the_lake_s_own_files_is_named(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("table", ["runs", "layer_speedups"])
+def test_a_truncated_log_entry_is_damage_to_the_cached_reader_too(
+    seeded: Path, tmp_path: Path, table: str
+) -> None:
+    """The newest log entry of a table cut short: `kindex log`, `check`, polars and Spark
+    could not read the lake, while `query` and `sql` answered from the file lists cached at
+    the commit. The cache records each entry's size; a changed one sends the reader to the
+    logs, which name the damage."""
+    version = Lake(seeded).snapshot().versions[table]
+    entry = seeded / table / "_delta_log" / f"{version:020d}.json"
+    lake = ["--lake", str(seeded)]
+    assert kindex("query", "gpus", *lake, cwd=tmp_path).returncode == 0
+    entry.write_bytes(entry.read_bytes()[:150])
+    for command in (["query", "gpus"], ["sql", "SELECT count(*) FROM runs"], ["check"]):
+        done = kindex(*command, *lake, cwd=tmp_path)
+        assert_one_error(done, 3, str(entry))
+        assert "ingest the bundles again into a new lake" in done.stderr
+
+
+@pytest.mark.slow
 def test_a_missing_lake_file_is_a_damaged_lake_for_every_reader(
     seeded: Path, tmp_path: Path
 ) -> None:

@@ -35,6 +35,8 @@ from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, LakeError, quoted
 from kindex_olap.schema import LAYERS, TABLES, check_table
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from deltalake import DeltaTable
 
 __all__ = ["LAYERS", "TABLES", "Lake", "LakeCommit", "Snapshot"]
@@ -377,6 +379,23 @@ class Lake:
         cached (written by `lake.transaction.write_cache`)."""
         return self.meta / "files" / f"{runs_version:020d}.json"
 
+    def log_entry_sizes(
+        self, versions: dict[str, int], tables: Iterable[str] | None = None
+    ) -> dict[str, int]:
+        """The size of each table's log entry at its version in `versions` (or of `tables`'
+        only), -1 where it is gone. A cache of file lists is only as good as the logs it was
+        read from: with a log entry truncated, every reader of the logs (log, check, Spark,
+        polars) failed while `kindex query` answered from the cache."""
+        root = str(self.root)  # os.path: 50 us for 22 tables where pathlib took 150
+        sizes = {}
+        for table in versions if tables is None else tables:
+            entry = os.path.join(root, table, "_delta_log", f"{int(versions[table]):020d}.json")
+            try:
+                sizes[table] = os.stat(entry).st_size
+            except OSError:
+                sizes[table] = -1
+        return sizes
+
     def _cached_snapshot(self, runs_version: int) -> Snapshot | None:
         """The file lists cached for runs' newest version, when kindex wrote them (no delta-rs
         import: it costs a cold query about 40 ms)."""
@@ -391,7 +410,12 @@ class Lake:
             if held is not None and held[0] == seen:
                 return held[1]
             data = json.loads(path.read_text())
-        except (OSError, ValueError):
+            # none recorded by a cache written before they were; a changed one is damage,
+            # which reading the logs names
+            recorded = data.get("log_bytes", {})
+            if recorded != self.log_entry_sizes(data["versions"], recorded):
+                return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         root = str(self.root)  # os.path.join: a tenth of pathlib's time for 22 tables' files
         tables = {

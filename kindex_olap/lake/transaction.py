@@ -275,6 +275,7 @@ def write_cache(lake: Lake, snapshot: Snapshot) -> None:
         "created_at": snapshot.created_at,
         "summary": snapshot.summary,
         "tables": tables,
+        "log_bytes": lake.log_entry_sizes(snapshot.versions),
     }
     path = lake.cache_file(runs_version)
     path.parent.mkdir(parents=True, exist_ok=True)
