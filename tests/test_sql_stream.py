@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
 from kindex_olap.cli.output import TABLE_ROWS, Format, write, write_batches
+from kindex_olap.query import readonly
 from kindex_olap.query.readonly import open_sql, run_sql
 
 # every kind of value a view or a user's SQL can give, and text each format must escape
@@ -85,6 +86,35 @@ def test_a_table_shows_its_first_rows_and_says_how_many_there_are(lake: Path) ->
     csv_out = CliRunner().invoke(app, ["sql", sql, "--lake", str(lake), "-f", "csv"])
     assert len(csv_out.stdout.splitlines()) == rows + 1
     assert "the table shows" not in csv_out.stderr
+
+
+@pytest.mark.parametrize(
+    "end", [";", " ; -- the end", "-- the end;", " /* ; */ ;", ";\n/* the end */\n"]
+)
+def test_a_table_counts_a_statement_however_it_ends(lake: Path, end: str) -> None:
+    """DuckDB keeps a statement's closing `;` and the comments after it in its text: counted
+    as a subquery, `SELECT ...;` was a parse error."""
+    rows = TABLE_ROWS + 3
+    sql = f"SELECT i FROM range({rows}) t(i){end}"
+    result = CliRunner().invoke(app, ["sql", sql, "--lake", str(lake)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines()[-1] == f"{rows} row(s)"
+
+
+def test_a_statement_that_cannot_be_a_subquery_is_counted_by_its_rows(
+    lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(readonly, "_body", lambda query: "SELECT syntax error (")
+    with open_sql(f"SELECT i FROM range({TABLE_ROWS + 7}) t(i)", lake) as answer:
+        assert len(next(answer.batches())) == 10_000
+        assert answer.count() == TABLE_ROWS + 7
+
+
+def test_pivot_is_refused_by_its_name(lake: Path) -> None:
+    sql = "PIVOT (SELECT 1 AS k) ON k USING count(*)"
+    result = CliRunner().invoke(app, ["sql", sql, "--lake", str(lake)])
+    assert result.exit_code == 5
+    assert "read-only: PIVOT statements are refused" in result.stderr
 
 
 def test_a_shorthand_table_is_cut_alike() -> None:

@@ -32,8 +32,10 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     for statement in parsed:
         kind = statement.type.name
         if kind not in _ALLOWED_STATEMENTS:
-            # DuckDB files INSTALL under LOAD: name the statement as the user wrote it
-            word = statement.query.split(maxsplit=1)[0].upper() if kind == "LOAD" else kind
+            # as the user wrote it: DuckDB files INSTALL under LOAD, PIVOT (it makes a type)
+            # under MULTI
+            written = statement.query.split(maxsplit=1)[0].upper()
+            word = written if kind in ("LOAD", "MULTI") else kind
             raise QueryError(
                 f"`kindex sql` is read-only: {word} statements are refused",
                 hint="use SELECT (or EXPLAIN SELECT) over the views: runs, latency, speedups, ...",
@@ -79,16 +81,32 @@ class SqlRows:
         """How many rows the answer has, fetched or not: the statement counted again by DuckDB,
         which reads only what a count needs (30 ms for the real lake's 655k speedups, where
         fetching the rest is 7 s and Arrow's reader of a DB-API result copies all of it: 1 GB).
-        This ends the stream; an EXPLAIN (a few rows) is counted by fetching."""
-        if self.statement.type.name != "SELECT":
-            return self.fetched + sum(len(batch) for batch in self.batches())
-        counting = f"SELECT count(*) FROM (\n{self.statement.query}\n) AS answer"
-        check_read_only(self.cursor, counting)
+        This ends the stream. An EXPLAIN (a few rows), or a statement DuckDB cannot count as a
+        subquery, is counted by fetching its rows again."""
+        if self.statement.type.name == "SELECT":
+            counting = f"SELECT count(*) FROM (\n{_body(self.statement.query)}\n) AS answer"
+            try:
+                check_read_only(self.cursor, counting)
+                counted = self.cursor.execute(counting).fetchone()
+                return int(counted[0]) if counted else 0
+            except (duckdb.Error, QueryError):
+                pass  # not run, or failed: count the rows
         try:
-            counted = self.cursor.execute(counting).fetchone()
+            self.cursor.execute(self.statement.query)
         except duckdb.Error as e:
             raise from_duckdb(e, "query failed") from e
-        return int(counted[0]) if counted else 0
+        return sum(len(batch) for batch in self.batches())
+
+
+def _body(query: str) -> str:
+    """A statement's text without its closing `;` and the comments after it (DuckDB keeps them
+    in the statement's text, and a subquery cannot hold them)."""
+    tokens = duckdb.tokenize(query)
+    while tokens and tokens[-1][1] == duckdb.token_type.comment:
+        tokens.pop()
+    if tokens and query.startswith(";", tokens[-1][0]):
+        return query[: tokens[-1][0]]
+    return query
 
 
 @contextmanager
