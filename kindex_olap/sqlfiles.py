@@ -9,7 +9,7 @@ The files sit in one folder per role, and are named by their path under sql/:
             `history.sql`), loaded at connect by `query/engine.py`; `history_points.sql`,
             loaded by `query/history.py`;
 - queries/  query templates: `summary.sql` (`query/compile.py`), `report_sources.sql`
-            (`doors/report.py`).
+            (`doors/report.py`), `export_runs.sql` (`doors/export.py`).
 """
 
 from __future__ import annotations

@@ -96,3 +96,25 @@ def test_noise_evidence_and_runs_are_exported(lake: Path, tmp_path: Path) -> Non
         "| speedup_lo | DOUBLE | ratio | Low end of the interval: run_speedup_lo / (1 + noise)"
         in (readme)
     )
+
+
+def test_a_run_that_failed_without_a_value_is_exported(tmp_path: Path) -> None:
+    """A run that failed to compile or run states no measurement, so it has no metric; the
+    export's runs left such runs out (86 of the KernelIndex export's) though its README says
+    "one row per run, whatever its metric and status", and `kindex query runs` lists them."""
+    failed = crafted.run("torch", status="compile_error", observed="2026-06-01T00:00:00.000Z")
+    del failed["run"]["spec"]["timing"]
+    failed["run"]["spec"]["measurements"] = []
+    lake = crafted.ingest_bundles(tmp_path / "in", [crafted.run("liger"), failed], tmp_path / "l")
+    out = tmp_path / "x"
+    result = CliRunner().invoke(app, ["export", "--out", str(out), "--lake", str(lake)])
+    assert result.exit_code == 0, result.output
+    rows = duckdb.connect().execute(
+        f"SELECT provider, status, metric, value, p20 FROM '{out / 'runs.parquet'}' ORDER BY 1"
+    )
+    assert rows.fetchall() == [
+        ("liger", "passed", "latency", 1_000_000.0, 1_000_000.0),
+        ("torch", "compile_error", None, None, None),
+    ]
+    listed = CliRunner().invoke(app, ["query", "runs", "--lake", str(lake), "-f", "csv"])
+    assert len(listed.stdout.splitlines()) == 1 + 2

@@ -2,10 +2,10 @@
 
 `export(out)` writes `speedups.parquet` (every comparable pair: ratio, the runs' own and the
 noise-widened interval, noise and its source, verdict, evidence and the runs behind each side)
-and `runs.parquet` (every run with its central value, p20/p80 and sample count): every column of
-the views `speedups` and `observed_values` as DuckDB describes them, the workload axes map as
-one `axis_<name>` column per axis, and `README.md` describing every column (types from DuckDB,
-meanings from COLUMNS, the one table of them) and the comparability rule. A shorthand query (as
+and `runs.parquet` (every run with its central value, p20/p80 and sample count, failed runs
+too): every column of the views `speedups` and `observed_values` as DuckDB describes them, the
+workload axes map as one `axis_<name>` column per axis, and `README.md` describing every column
+(types from DuckDB, meanings from COLUMNS, the one table of them) and the comparability rule. A shorthand query (as
 in `kindex query`) narrows both files to what it selects.
 
 Files are written with DuckDB relation methods (`write_parquet`, `write_csv`): no path is ever
@@ -142,13 +142,15 @@ LEFT_OUT = {"axes": "a MAP: exported as one axis_<name> column per workload axis
 
 @dataclass(frozen=True)
 class _Spec:
-    """One exported file: its view, the shorthand verb its filters follow, order."""
+    """One exported file: its view (its columns, and its rows unless `rows` names a query of
+    sql/ that gives them), the shorthand verb its filters follow, order."""
 
     name: str
     view: str
     verb: str
     order: str
     description: str
+    rows: str | None = None
 
 
 _FILES = (
@@ -166,6 +168,7 @@ _FILES = (
         "runs",
         "kernel, gpu, pass, environment, shape, provider, metric, observed_at, run_id",
         "One row per run, whatever its metric and status.",
+        rows="queries/export_runs.sql",
     ),
 )
 
@@ -280,7 +283,8 @@ def _select_rows(
     con: duckdb.DuckDBPyConnection, spec: _Spec, query: Query | None, options: Options
 ) -> None:
     """Put the selected rows of the spec's view into the temp table kindex_selection."""
-    sql = f"CREATE OR REPLACE TEMP TABLE kindex_selection AS SELECT * FROM {spec.view}"
+    source = spec.view if spec.rows is None else f"(\n{read_sql(spec.rows)}\n) AS rows"
+    sql = f"CREATE OR REPLACE TEMP TABLE kindex_selection AS SELECT * FROM {source}"
     params: list[Any] = []
     if query is not None:
         # the same WHERE clauses as `kindex query`, with this file's verb
