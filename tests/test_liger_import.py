@@ -282,6 +282,32 @@ def test_numbers_out_of_range_are_skipped_rows(tmp_path: Path) -> None:
     assert "measurements" not in spread.bundle["run"]["spec"]
 
 
+def test_rows_whose_bundles_ingest_would_reject_are_skipped_rows(tmp_path: Path) -> None:
+    """Cells that break the schema where names are made from them (mutations of the real CSV
+    found them) were written as bundles and documents that ingest then kept aside, named by a
+    hashed file name, not the CSV line. Each is a skipped row now, with its line and the field
+    ingest names; nothing the importer writes is rejected."""
+    rows = [
+        _row(),
+        _row(kernel_operation_mode="m" * 600, x_value="8192"),  # a title over 200
+        _row(liger_version="0.5\x01", x_value="16384"),  # a control character in a label
+        _row(x_name="X" * 300, x_value="32768"),  # its WorkloadCase's title over 200
+        _row(x_value="65536"),
+    ]
+    path = _write_csv(tmp_path / "in.csv", rows, COLUMNS)
+    raw = tmp_path / "raw"
+    report = L.import_liger(str(path), raw_dir=raw, report_path=tmp_path / "r.jsonl")
+    assert report.skipped == {"invalid_bundle": 3}
+    assert report.runs == 2
+    skips = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [(x["line"], x["reason"]) for x in skips] == [(n, "invalid_bundle") for n in (3, 4, 5)]
+    assert skips[0]["detail"] == "$.run.metadata.title: Expected `str` of length <= 200"
+    assert skips[1]["detail"].startswith("$.run.metadata.labels[...]: ")
+    assert skips[2]["detail"].startswith("its WorkloadCase document: $.metadata.title: ")
+    ingested = ingest([raw], tmp_path / "lake")
+    assert (ingested.runs_added, ingested.rejected) == (2, 0)
+
+
 def test_generic_binding_keeps_configs_apart() -> None:
     conv = Converter()
     a = conv.convert(_row(kernel_name="new_op", extra_benchmark_config_str='{"N": 7, "p": 0.5}'))

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from kindex_olap.importers.liger.checked import OutputCheck
 from kindex_olap.importers.liger.provenance import provenance
 from kindex_olap.importers.liger.read import read_rows, resolve_sources
 from kindex_olap.importers.liger.report import LigerImportReport, report_from, write_skip_report
@@ -29,6 +30,7 @@ def convert_csvs(paths: Iterable[Path], converter: Converter | None = None) -> C
     """Convert every row of the given CSVs; the first row of an externalId wins."""
     conv = converter or Converter()
     out = Conversion()
+    checked = OutputCheck(conv.dimensions)
     for path in paths:
         for line, row, problem in read_rows(path):
             out.rows_read += 1
@@ -42,6 +44,8 @@ def convert_csvs(paths: Iterable[Path], converter: Converter | None = None) -> C
                     "bad_number",
                     f"a number beyond +-{MAX_SAFE_INTEGER} (JSON's exact integers)",
                 )
+            if not isinstance(result, tuple) and (why := checked.problem(result)) is not None:
+                result = ("invalid_bundle", why)
             if isinstance(result, tuple):
                 out.skips.append(Skip(str(path), line, result[0], result[1], row))
             elif result.external_id in out.runs:
@@ -49,7 +53,8 @@ def convert_csvs(paths: Iterable[Path], converter: Converter | None = None) -> C
             else:
                 result.provenance = provenance(result.bundle["run"], row)
                 out.runs[result.external_id] = result
-    out.dimensions = conv.dimensions
+    invalid = checked.invalid()
+    out.dimensions = {d: doc for d, doc in conv.dimensions.items() if d not in invalid}
     return out
 
 
