@@ -5,8 +5,8 @@ noise-widened interval, noise and its source, verdict, evidence and the runs beh
 and `runs.parquet` (every run with its central value, p20/p80 and sample count, failed runs
 too): every column of the views `speedups` and `observed_values` as DuckDB describes them, the
 workload axes map as one `axis_<name>` column per axis, and `README.md` describing every column
-(types from DuckDB, meanings from COLUMNS, the one table of them) and the comparability rule. A shorthand query (as
-in `kindex query`) narrows both files to what it selects.
+(types from DuckDB, meanings from COLUMNS, the one table of them) and the comparability rule. A
+shorthand query (as in `kindex query`) narrows both files to what it selects.
 
 Files are written with DuckDB relation methods (`write_parquet`, `write_csv`): no path is ever
 formatted into SQL. Rows are sorted by kernel, then GPU, so that Parquet row-group statistics

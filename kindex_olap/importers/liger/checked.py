@@ -3,8 +3,8 @@ dimension document ingest would reject is skipped with its CSV file and line (re
 `invalid_bundle`), instead of written as a bundle that ingest keeps aside, far from the row.
 
 A CSV cell can break the schema where a run's names are made from it: a 600-character
-`kernel_operation_mode` makes a `benchmark` over 200 characters, a control character in
-`liger_version` a label ingest refuses, a long `x_label` a WorkloadCase title over 200.
+`kernel_operation_mode` makes a run title over 200 characters, a control character in
+`liger_version` a label ingest refuses, a long `x_name` a WorkloadCase title over 200.
 """
 
 from __future__ import annotations
