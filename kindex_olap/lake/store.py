@@ -112,10 +112,15 @@ def _spare_empty_files(missing: str) -> Path:
     return folder
 
 
+def missing_files(snapshot: Snapshot) -> list[str]:
+    """The files `snapshot` reads that are not there."""
+    return [f for files in snapshot.tables.values() for f in files if not os.path.exists(f)]
+
+
 def check_files(snapshot: Snapshot) -> None:
     """Refuse a lake commit whose files are not all there, as a damaged lake (a reader would
     stop at the first one, DuckDB or Spark, with an error of its own)."""
-    gone = [f for files in snapshot.tables.values() for f in files if not os.path.exists(f)]
+    gone = missing_files(snapshot)
     if gone:
         raise LakeError(
             f"lake commit {snapshot.id} is damaged: {len(gone)} of the files it reads are "
@@ -243,7 +248,7 @@ class Lake:
             if is_newest:  # `kindex check` reads the newest commit by its number too
                 check_files(snapshot)
                 return snapshot
-            gone = [p for files in snapshot.tables.values() for p in files if not Path(p).exists()]
+            gone = missing_files(snapshot)  # vacuum removes an older commit's files
             if gone:
                 raise LakeError(
                     f"--as-of {as_of}: lake commit {snapshot.id} can no longer be read "

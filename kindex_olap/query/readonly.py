@@ -13,9 +13,8 @@ from typing import Any
 import duckdb
 
 from kindex_olap.errors import QueryError, from_duckdb
-from kindex_olap.query.compile import Compiled
 from kindex_olap.query.engine import connect
-from kindex_olap.query.run import QueryResult, execute
+from kindex_olap.query.run import QueryResult
 
 _ALLOWED_STATEMENTS = ("SELECT", "EXPLAIN")
 _EXPLAIN_PREFIX = re.compile(r"^\s*explain\s+(analyze\s+)?", re.IGNORECASE)
@@ -114,8 +113,9 @@ def open_sql(
     sql: str, lake: str | os.PathLike[str] | None = None, as_of: str | None = None
 ) -> Iterator[SqlRows]:
     """Start one read-only SQL statement over the views (of the lake commit `as_of` names, if
-    given) and give its rows as they stream; the connection closes on leaving. Its temp
-    directory is a private, empty folder (see run_sql)."""
+    given) and give its rows as they stream; the connection closes on leaving. DuckDB's temp
+    directory (`./.tmp` by default) is readable by any query, so this connection's is a
+    private, empty folder of its own."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="kindex-sql-") as spill:
@@ -133,23 +133,13 @@ def open_sql(
 
 
 def run_sql(
-    sql: str,
-    lake: str | os.PathLike[str] | None = None,
-    con: duckdb.DuckDBPyConnection | None = None,
-    as_of: str | None = None,
+    sql: str, lake: str | os.PathLike[str] | None = None, as_of: str | None = None
 ) -> QueryResult:
-    """Run one read-only SQL statement over the views (of the lake commit `as_of` names, if
-    given). DuckDB's temp directory (`./.tmp` by default) is readable by any query, so this
-    connection's is a private, empty folder of its own."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="kindex-sql-") as spill:
-        own = con is None
-        if con is None:
-            con = connect(lake, read_only=True, as_of=as_of, temp_directory=spill)
+    """open_sql's answer fetched whole (the library's call; `kindex sql` writes it as it
+    streams)."""
+    with open_sql(sql, lake, as_of=as_of) as answer:
         try:
-            check_read_only(con, sql)
-            return execute(con, Compiled(con.extract_statements(sql)[0].query, ()))
-        finally:
-            if own:
-                con.close()
+            rows = answer.cursor.fetchall()
+        except duckdb.Error as e:
+            raise from_duckdb(e, "query failed") from e
+    return QueryResult(answer.columns, rows, answer.statement.query, ())
