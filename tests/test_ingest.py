@@ -460,3 +460,45 @@ def test_few_rejects_and_spilled_rejects_are_the_same_rows(
     assert [r["text"] for r in kept] == ['{"broken": true}', "not json", "[1, 2]"]
     assert all(r["reason"] and r["rejected_at"] is not None for r in kept)
     assert not list((tmp_path / "lake" / "_kindex").glob("staging/*"))
+
+
+@pytest.mark.parametrize(("cores", "most"), [(1, 1), (64, 2)])
+def test_the_work_database_never_takes_a_thread_per_core(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cores: int, most: int
+) -> None:
+    """Each DuckDB thread holds buffers of its own under the work database's one memory limit:
+    on a 16-core machine DuckDB's default (a thread per core) ran 100k seed-text files and 1M
+    bundles out of memory. Every statement of an ingest (flatten, finish, sorted writes,
+    rejects) runs on at most work_threads(): 1 on one core, WORK_THREADS on 64."""
+    from kindex_olap.ingestion import writer
+
+    monkeypatch.setattr(writer.os, "cpu_count", lambda: cores)
+    seen: list[int] = []
+    run = writer.BatchWriter._run
+
+    def recording(self: writer.BatchWriter, sql: str, params: list | None = None) -> list:
+        out = run(self, sql, params)
+        seen.append(int(self.con.execute("SELECT current_setting('threads')").fetchall()[0][0]))
+        return out
+
+    monkeypatch.setattr(writer.BatchWriter, "_run", recording)
+    from kindex_olap.ingestion import rejects
+
+    monkeypatch.setattr(rejects, "FEW_REJECT_BYTES", 0)  # the spilled rejects' write too
+    source = tmp_path / "broken.jsonl"
+    source.write_bytes(b"not json\n")
+    report = ingest([SEEDS, source], tmp_path / "lake")
+    assert report.runs_added == 3 and report.rejected == 1
+    assert seen and max(seen) == most == writer.work_threads()
+
+
+@pytest.mark.parametrize(("cores", "workers"), [(1, 1), (2, 2), (16, 3), (64, 3)])
+def test_staging_processes_are_one_per_core_and_at_most_three(
+    monkeypatch: pytest.MonkeyPatch, cores: int, workers: int
+) -> None:
+    """More staging processes than the parent's one flattening thread keeps up with add only
+    memory: on a 16-core machine 8 of them took 1M bundles past 1 GiB (issue 25's bound)."""
+    from kindex_olap.ingestion import pipeline
+
+    monkeypatch.setattr(pipeline.os, "cpu_count", lambda: cores)
+    assert pipeline._workers() == workers

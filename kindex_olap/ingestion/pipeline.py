@@ -1,13 +1,13 @@
 """Ingest: bundles in files -> validated, identified, deduplicated rows in the lake's Parquet tables.
 
-Staging processes (one per core) do what needs judgement per document: validate it and compute
-the run's identity digest (stage.py: one typed decode for most bundles, the general path for the
-rest), writing each valid run as one NDJSON line to the job's own staging file. They read their
-input themselves: a byte range of an uncompressed JSON Lines file, or a batch of small files
-(compressed streams are read here and sent as chunks of documents). DuckDB then flattens whole
-batches of staging files into a work table, removes repeated and already-stored runs once at
-the end, and writes runs and measurements as sorted Parquet. Environments, protocols and the
-other dimensions are few (one row per digest), so they are flattened in Python. Everything
+Staging processes (one per core, at most three) do what needs judgement per document: validate
+it and compute the run's identity digest (stage.py: one typed decode for most bundles, the general
+path for the rest), writing each valid run as one NDJSON line to the job's own staging file.
+They read their input themselves: a byte range of an uncompressed JSON Lines file, or a batch
+of small files (compressed streams are read here and sent as chunks of documents). DuckDB then
+flattens whole batches of staging files into a work table, removes repeated and already-stored
+runs once at the end, and writes runs and measurements as sorted Parquet. Environments, protocols
+and the other dimensions are few (one row per digest), so they are flattened in Python. Everything
 becomes visible in one lake commit at the end (runs committed last: lake/transaction.py).
 
 The orchestrator reads as its steps: check the inputs, take the lock (`lake.transaction`), find
@@ -66,6 +66,11 @@ CHUNK_BYTES = 8 * 1024 * 1024  # also the size of a byte range of an uncompresse
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 # Enough queued work (about 8 MiB a job) that the workers keep going while DuckDB flattens a batch.
 JOBS_IN_FLIGHT_PER_WORKER = 8
+# Staging processes at most. The parent flattens what they stage on one DuckDB thread (9-12 us a
+# run, they take 24) and so keeps up with about three: on a 16-core machine 3, 4 and 8 staged 1M
+# bundles in the same time (32-41 s, noisy), but the tree's peak RSS was 901, 966 and 1,238 MiB,
+# and 5M bundles took 920 MiB with 3, 989 with 4 (issue 25's bound: 1 GiB at any size).
+MAX_STAGING_WORKERS = 3
 REPORTED_REJECTS = 50  # rejects listed in the report (all of them go to the rejects table)
 FileInfo = tuple[str, int, int]  # absolute path, size, mtime_ns
 
@@ -179,7 +184,8 @@ def _stat(paths: Iterable[str], skipped: list[str]) -> list[FileInfo]:
 
 
 def _workers() -> int:
-    return min(os.cpu_count() or 1, 8)
+    """Staging processes: one per core, at most MAX_STAGING_WORKERS."""
+    return max(1, min(os.cpu_count() or 1, MAX_STAGING_WORKERS))
 
 
 def _early_pool(found: list[FileInfo], stack: contextlib.ExitStack) -> Pool | None:

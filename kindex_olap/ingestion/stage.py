@@ -1,8 +1,8 @@
 """Staging: documents -> validated, identified NDJSON lines for DuckDB, plus dimensions and rejects.
 
 This is the per-document work of ingest, written as a pure function over a chunk of documents
-so that it can run in worker processes (one per core) while the parent reads files and DuckDB
-flattens earlier batches.
+so that it can run in worker processes (one per core, at most three) while the parent reads files
+and DuckDB flattens earlier batches.
 """
 
 from __future__ import annotations

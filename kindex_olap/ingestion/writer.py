@@ -26,6 +26,17 @@ MEMORY_LIMIT = "512MB"
 JSON_ROW_BYTES = 1024 * 1024
 FILE_ROWS_AS_JSON = 10_000  # more ingested_files rows than this go through Arrow
 REJECTS_MEMORY_LIMIT = "128MB"
+# DuckDB's threads in the work database, at most: each thread holds buffers of its own under the
+# one MEMORY_LIMIT (a JSON read 32 MiB, a partitioned write up to partitioned_write_flush_threshold
+# rows per partition), and DuckDB's default is a thread per core. On a 16-core machine 100k
+# seed-text files ran out of memory in the last flatten and 1M bundles in the sorted write of the
+# runs (4 threads ran out there too; 2 spill and finish: bench/ingest.py on both machines).
+WORK_THREADS = 2
+
+
+def work_threads() -> int:
+    """The work database's threads: a core each, at most WORK_THREADS."""
+    return max(1, min(os.cpu_count() or 1, WORK_THREADS))
 
 
 def ingested_files(
@@ -67,14 +78,13 @@ class BatchWriter:
     fit to the temp directory in the transaction's staging folder (1M runs: peak RSS 626 MB,
     and 15% faster than a database file, which also writes a WAL and checkpoints). With
     `share_cpu` (staging processes busy on every core) it flattens batches on one thread and
-    takes every core only to finish.
+    takes its work_threads() only to finish.
     """
 
     def __init__(self, tx: Transaction, share_cpu: bool = False) -> None:
         self.tx = tx
         self.con = duck.connect()
-        if share_cpu:
-            self.share_cpu()
+        self._run("SET threads = ?", [1 if share_cpu else work_threads()])
         self._run("SET memory_limit = ?", [MEMORY_LIMIT])
         self._run("SET preserve_insertion_order = false")
         # A partitioned write holds up to this many rows per partition before it flushes them
@@ -111,8 +121,9 @@ class BatchWriter:
         self._run("SET threads = 1")
 
     def own_cpu(self) -> None:
-        """Every core again (the staging processes are done): the last batch and the writes."""
-        self._run("RESET threads")
+        """The work database's threads again (the staging processes are done): the last batch
+        and the writes."""
+        self._run("SET threads = ?", [work_threads()])
 
     def _run(self, sql: str, params: list[Any] | None = None) -> list[Any]:
         # DuckDB 2 wants every result consumed before the next statement on a connection.
@@ -132,7 +143,7 @@ class BatchWriter:
         """Drop repeated and known runs, then write the runs and measurements gathered by every
         batch: one sorted file per partition. Runs of `skipped_seq_blocks` (files whose bytes
         repeat another file's) are not counted at all. Returns (runs added, duplicates)."""
-        self._run("RESET threads")
+        self.own_cpu()
         staged = self.staged_runs
         if skipped_seq_blocks:
             self._run("SET VARIABLE skipped = ?", [skipped_seq_blocks])
@@ -241,7 +252,7 @@ class BatchWriter:
         self._run("SET memory_limit = ?", [REJECTS_MEMORY_LIMIT])
         write_relation(self.tx, "rejects", rows)
         self._run("SET memory_limit = ?", [MEMORY_LIMIT])
-        self._run("RESET threads")
+        self.own_cpu()
 
     def write_files(self, rows: list[dict[str, Any]]) -> None:
         """One ingested_files row per file read. A few rows go through JSON Lines (orjson), so
