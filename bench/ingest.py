@@ -135,6 +135,7 @@ class Measured:
     tree_rss: float  # MiB: the largest sum of RSS over the process and its descendants
     max_rss: float  # MiB: the kernel's peak of the largest single process
     stdout: bytes = b""
+    stderr: bytes = b""
 
 
 def timed(command: list[str], code: Path | None = None) -> Measured:
@@ -158,7 +159,8 @@ def timed(command: list[str], code: Path | None = None) -> Measured:
     # the usage of a waited process includes the children it waited for (the workers)
     cpu = usage.ru_utime + usage.ru_stime
     out = process.stdout.read() if process.stdout else b""
-    return Measured(seconds, cpu, peak / 2**20, usage.ru_maxrss / 1024, out)
+    err = process.stderr.read() if process.stderr else b""
+    return Measured(seconds, cpu, peak / 2**20, usage.ru_maxrss / 1024, out, err)
 
 
 def tree_rss(root: int) -> int:
@@ -245,6 +247,8 @@ def library(
             shutil.rmtree(lake, ignore_errors=True)
         source = inputs[0] if fresh else inputs[number]
         m = timed([sys.executable, "-c", ADD_WITHOUT_LAYERS, str(source), str(lake)], code)
+        if not m.stdout.strip():  # the call failed (exit 1 is allowed for the CLI's rejects)
+            raise SystemExit(f"{label} {version} failed:\n{m.stderr.decode()[-4000:]}")
         measured.setdefault(version, []).append(m)
         report(f"{label} {version}".rstrip(), n, m, baselines)
         # the last line: DuckDB may print its progress bar to stdout before it (the before code)
