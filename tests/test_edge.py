@@ -92,6 +92,35 @@ def test_a_full_disk_commits_nothing_and_names_the_file(tmp_path: Path, limit: i
     assert "3 runs added" in again.stderr
 
 
+def test_out_of_memory_is_one_line_not_a_damaged_lake(tmp_path: Path) -> None:
+    """DuckDB running out of memory (the work database's limit made tiny here; a 16-core
+    machine's threads did it with the real one) is said as such, exit 3, and commits nothing:
+    it was reported as a damaged lake with the damaged-lake hint."""
+    lake = tmp_path / "lake"
+    tiny = (
+        "import sys; from kindex_olap.ingestion import writer; writer.MEMORY_LIMIT = '1MB'; "
+        "from kindex_olap.cli.fast import main; sys.argv[0] = 'kindex'; main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", tiny, "ingest", str(SEEDS), "--lake", str(lake)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    line = assert_one_error(done, 3, "error: out of memory (Out of Memory Error")
+    assert "damaged" not in done.stderr and "free memory" in done.stderr
+    again = kindex("ingest", str(SEEDS), "--lake", str(lake), cwd=tmp_path)
+    assert again.returncode == 0 and "3 runs added" in again.stderr, (line, again.stderr)
+
+
+def test_python_s_memory_error_is_one_line_too() -> None:
+    from kindex_olap.cli.edge import outcome
+
+    message, code = outcome(MemoryError())
+    assert code == 3 and message is not None
+    assert message.splitlines()[0] == "error: out of memory (MemoryError)"
+
+
 @pytest.mark.parametrize(
     ("args", "named"),
     [

@@ -7,8 +7,8 @@ helps, and a documented exit code. No traceback reaches a user. A closed pipe
 
 Exit codes: 0 success; 1 ingest finished but kept documents aside (see `kindex rejects`);
 2 bad arguments or settings (a path that does not exist or cannot be written); 3 lake error (a
-damaged lake file, a full disk, the lock held); 4 ingest error (an input folder with no bundle
-files); 5 query error; 6 source error; 130 interrupted.
+damaged lake file, a full disk, out of memory, the lock held); 4 ingest error (an input folder
+with no bundle files); 5 query error; 6 source error; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ from typing import NoReturn
 from kindex_olap.errors import DAMAGED_LAKE_HINT, ConfigError, KindexError, LakeError
 
 INTERRUPTED = 130
+OUT_OF_MEMORY_HINT = (
+    "free memory (other programs, a container's limit) and run it again; an ingest commits all "
+    "or nothing, so the lake is as last committed"
+)
 _DUCKDB_ERRNO = re.compile(r'"errno":"(\d+)"')
 _DUCKDB_FILE = re.compile(r'file \\?"(.+?)\\?"')
 
@@ -62,6 +66,12 @@ def outcome(error: BaseException) -> tuple[str | None, int]:
         return f"error: {error}", error.exit_code
     if isinstance(error, OSError):
         return f"error: {_describe_os_error(error)}", _os_error_code(error)
+    if isinstance(error, MemoryError) or (
+        _is_duckdb_error(error) and type(error).__name__ == "OutOfMemoryException"
+    ):  # not a damaged lake: the machine ran out of memory (DuckDB's lines after the first
+        # are its tuning advice)
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        return f"error: out of memory ({first})\nhint: {OUT_OF_MEMORY_HINT}", LakeError.exit_code
     if _is_duckdb_error(error) and (os_error := _duckdb_os_error(error)):
         return f"error: {_describe_os_error(os_error)}", _os_error_code(os_error)
     if _is_duckdb_error(error):
