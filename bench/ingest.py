@@ -73,10 +73,12 @@ rel.write_parquet(sys.argv[2], compression='zstd')
 
 # Adding bundles as a library call, the layers' update off; prints the call's wall and CPU seconds.
 ADD_WITHOUT_LAYERS = r"""
-import sys, time
+import os, sys, time
 from kindex_olap.ingestion import pipeline
 from kindex_olap.layers import build
 build.needs_update = lambda tx: False
+if os.environ.get("KINDEX_BENCH_WORKERS"):  # --workers: another number of staging processes
+    pipeline._workers = lambda: int(os.environ["KINDEX_BENCH_WORKERS"])
 wall, cpu = time.perf_counter(), time.process_time()
 pipeline.ingest([sys.argv[1]], sys.argv[2])
 print(time.perf_counter() - wall, time.process_time() - cpu)
@@ -359,8 +361,18 @@ def main() -> None:
         default=2,
         help="additions of 1k bundles per version of the code (each to the lake as it is then)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="staging processes of the library calls (default: kindex's own choice, one per "
+        "core up to MAX_STAGING_WORKERS)",
+    )
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
+    if args.workers:
+        os.environ["KINDEX_BENCH_WORKERS"] = str(args.workers)  # the library calls' processes
+        print(f"staging processes: {args.workers}")
     before = args.before.resolve() if args.before else None
     options = Options(
         args.only, args.jsonl, before, args.library_only, args.no_baselines, args.add_rounds
