@@ -30,7 +30,7 @@ REJECTS_MEMORY_LIMIT = "128MB"
 # one MEMORY_LIMIT (a JSON read 32 MiB, a partitioned write up to partitioned_write_flush_threshold
 # rows per partition), and DuckDB's default is a thread per core. On a 16-core machine 100k
 # seed-text files ran out of memory in the last flatten and 1M bundles in the sorted write of the
-# runs (4 threads ran out there too; 2 spill and finish: bench/ingest.py on both machines).
+# runs (8 and 4 threads ran out there too, `SET threads` on 2 cores; 2 spill and finish, 5M too).
 WORK_THREADS = 2
 
 
