@@ -68,19 +68,25 @@ def outcome(error: BaseException) -> tuple[str | None, int]:
         return f"error: {_describe_os_error(error)}", _os_error_code(error)
     if isinstance(error, MemoryError) or (
         _is_duckdb_error(error) and type(error).__name__ == "OutOfMemoryException"
-    ):  # not a damaged lake: the machine ran out of memory (DuckDB's lines after the first
-        # are its tuning advice)
-        first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        return f"error: out of memory ({first})\nhint: {OUT_OF_MEMORY_HINT}", LakeError.exit_code
+    ):  # not a damaged lake: the machine ran out of memory
+        return (
+            f"error: out of memory ({_first_line(error)})\nhint: {OUT_OF_MEMORY_HINT}",
+            LakeError.exit_code,
+        )
     if _is_duckdb_error(error) and (os_error := _duckdb_os_error(error)):
         return f"error: {_describe_os_error(os_error)}", _os_error_code(os_error)
     if _is_duckdb_error(error):
-        message = str(error).splitlines()[0] if str(error) else type(error).__name__
         return (
-            f"error: the lake could not be read: {message}\nhint: {DAMAGED_LAKE_HINT}",
+            f"error: the lake could not be read: {_first_line(error)}\nhint: {DAMAGED_LAKE_HINT}",
             LakeError.exit_code,
         )
     raise error
+
+
+def _first_line(error: BaseException) -> str:
+    """The error's first line (DuckDB's next lines are context or tuning advice), else its
+    class name."""
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
 def _describe_os_error(error: OSError) -> str:

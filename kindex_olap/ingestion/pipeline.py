@@ -185,7 +185,7 @@ def _stat(paths: Iterable[str], skipped: list[str]) -> list[FileInfo]:
 
 def _workers() -> int:
     """Staging processes: one per core, at most MAX_STAGING_WORKERS."""
-    return max(1, min(os.cpu_count() or 1, MAX_STAGING_WORKERS))
+    return min(os.cpu_count() or 1, MAX_STAGING_WORKERS)
 
 
 def _early_pool(found: list[FileInfo], stack: contextlib.ExitStack) -> Pool | None:

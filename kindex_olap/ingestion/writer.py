@@ -36,7 +36,7 @@ WORK_THREADS = 2
 
 def work_threads() -> int:
     """The work database's threads: a core each, at most WORK_THREADS."""
-    return max(1, min(os.cpu_count() or 1, WORK_THREADS))
+    return min(os.cpu_count() or 1, WORK_THREADS)
 
 
 def ingested_files(
@@ -81,10 +81,10 @@ class BatchWriter:
     takes its work_threads() only to finish.
     """
 
-    def __init__(self, tx: Transaction, share_cpu: bool = False) -> None:
+    def __init__(self, tx: Transaction) -> None:
         self.tx = tx
         self.con = duck.connect()
-        self._run("SET threads = ?", [1 if share_cpu else work_threads()])
+        self.own_cpu()  # not DuckDB's thread per core (WORK_THREADS)
         self._run("SET memory_limit = ?", [MEMORY_LIMIT])
         self._run("SET preserve_insertion_order = false")
         # A partitioned write holds up to this many rows per partition before it flushes them
