@@ -141,6 +141,74 @@ def test_layers_of_ingests_of_some_environments_equal_one_ingest(
     assert not differences(layer_rows(lake), layer_rows(liger_history_lake))
 
 
+def test_layers_computed_a_group_of_runs_at_a_time_equal_one_computation(
+    liger_history_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every kernel of every environment computed alone (what bounds a large lake's memory), in
+    a first ingest (a full build) and in ingests that touch some environments: the layers of
+    one computation."""
+    from kindex_olap.layers import build, groups, points
+
+    seen: list[groups.Group] = []
+
+    def recorded(*args: object, **kwargs: object) -> list[groups.Group]:
+        found = groups.groups(*args, **kwargs)  # type: ignore[arg-type]
+        seen.extend(found)
+        return found
+
+    monkeypatch.setattr(build, "GROUP_RUNS", 1)
+    monkeypatch.setattr(points, "POINT_RUNS", 1)
+    monkeypatch.setattr(build, "groups", recorded)
+    monkeypatch.setattr(points, "groups", recorded)
+    lake = tmp_path / "lake"
+    for folder in by_environment(liger_history_lake.parent / "raw", tmp_path, 3):
+        assert ingest([folder], lake).runs_added
+    assert len(seen) > 100
+    assert all(g.environments and len(g.environments) == 1 for g in seen)
+    assert all(g.kernels and len(g.kernels) == 1 for g in seen)
+    assert not differences(layer_rows(lake), layer_rows(liger_history_lake))
+
+
+@pytest.mark.parametrize("most", [1, 500, 3000, 10**9])
+@pytest.mark.parametrize("as_run_labels", [False, True])
+def test_groups_hold_every_run_once(
+    liger_history_lake: Path, most: int, as_run_labels: bool
+) -> None:
+    from kindex_olap.layers.groups import _LABEL, _OPERATION, EVERYTHING, groups
+
+    with connect(liger_history_lake) as con:
+        counts = {
+            (e, k): n
+            for e, k, n in con.execute(
+                _LABEL if as_run_labels else _OPERATION, [None, None]
+            ).fetchall()
+        }
+        found = groups(con, None, most, as_run_labels)
+        some = sorted({e for e, _ in counts})[::2]
+        assert {
+            e for g in groups(con, some, most, as_run_labels) for e in g.environments or []
+        } == set(some)
+    assert EVERYTHING not in found
+    held: list[tuple[str, str]] = []
+    for group in found:
+        assert group.environments is not None
+        keys = [
+            key
+            for key in counts
+            if key[0] in group.environments and (group.kernels is None or key[1] in group.kernels)
+        ]
+        held += keys
+        runs = sum(counts[key] for key in keys)
+        # at most `most` runs, or an environment's one kernel, or one whole small environment
+        assert (
+            runs <= most
+            or len(keys) == 1
+            or (group.kernels is None and len(group.environments) == 1)
+        )
+    assert sorted(held) == sorted(counts)  # every environment's every kernel, once
+    assert (len(found) == 1) == (most == 10**9)
+
+
 def test_views_over_layers_equal_the_views_computed_live(liger_history_lake: Path) -> None:
     assert Lake(liger_history_lake).snapshot().has_layers
     with connect(liger_history_lake) as stored, connect(liger_history_lake, live=True) as live:

@@ -76,9 +76,9 @@ class BatchWriter:
 
     The database is in memory but holds at most MEMORY_LIMIT there: DuckDB moves what does not
     fit to the temp directory in the transaction's staging folder (1M runs: peak RSS 626 MB,
-    and 15% faster than a database file, which also writes a WAL and checkpoints). With
-    `share_cpu` (staging processes busy on every core) it flattens batches on one thread and
-    takes its work_threads() only to finish.
+    and 15% faster than a database file, which also writes a WAL and checkpoints). While
+    staging processes are busy on every core it flattens batches on one thread (share_cpu) and
+    takes its work_threads() back to finish (own_cpu).
     """
 
     def __init__(self, tx: Transaction) -> None:

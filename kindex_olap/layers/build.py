@@ -23,21 +23,39 @@ from kindex_olap.lake.store import LAYERS, Lake
 from kindex_olap.lake.tables import scan_sql
 from kindex_olap.lake.transaction import Transaction, transaction, write_relation
 from kindex_olap.layers.connection import layer_connection
+from kindex_olap.layers.groups import Group, groups
+from kindex_olap.layers.partitions import write_environments
 from kindex_olap.layers.points import TABLE as POINTS
 from kindex_olap.layers.points import write_points
 from kindex_olap.layers.step_tests import write_step_tests
 from kindex_olap.layers.summary import read_written_layers, write_whole
 from kindex_olap.query.engine import define_views
 
-# (layer table, the table macro that computes it for some environments, the view that reads it),
-# in order: each macro reads the views of the ones before, pointed at the lake commit's rows
+# (layer table, the table macro that computes it for a group of runs (kindex_olap.layers.groups:
+# $environments, $kernels), the view that reads it, whether its kernels are the runs' own
+# labels), in order: each macro reads the views of the ones before, pointed at the lake
+# commit's rows
 PER_ENVIRONMENT = (
-    ("layer_run_code", "run_code_for(?)", "run_code"),
-    ("layer_replicate_pairs", "replicate_pairs_for(?)", "replicate_pairs"),
-    ("layer_replicate_spread", "replicate_spread_for(?)", "replicate_spread"),
-    ("layer_pairs", "pair_rows_for(NULL, ?, NULL, NULL)", None),
+    ("layer_run_code", "run_code_for($environments, kernel_filter := $kernels)", "run_code", True),
+    (
+        "layer_replicate_pairs",
+        "replicate_pairs_for($environments, kernel_filter := $kernels)",
+        "replicate_pairs",
+        True,
+    ),
+    (
+        "layer_replicate_spread",
+        "replicate_spread_for($environments, kernel_filter := $kernels)",
+        "replicate_spread",
+        True,
+    ),
+    ("layer_pairs", "pair_rows_for($kernels, $environments, NULL, NULL)", None, False),
 )
 NOISE_MODEL = "layer_noise_model"
+# The runs an update computes at once (kindex_olap.layers.groups), under connection.MEMORY_LIMIT:
+# a full build of 1M runs over 8 GPUs computed whole peaked at 6.4 GB RSS (55 s), a GPU at a time
+# at 0.88 GB (85 s), the same rows; 5M runs (625k a GPU) ran out of memory a GPU at a time.
+GROUP_RUNS = 150_000
 
 
 @dataclass
@@ -68,30 +86,30 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
         everything = touched is None
         if everything:  # today's columns for the layers' empty files (read where none is written)
             write_empty_tables(tx.lake.meta / "empty", again=LAYERS)
-        partitions: set[str | None] | None = None if touched is None else set(touched)
         rows: dict[str, int] = {}
         if touched is not None:
             con.execute(
                 "CREATE TEMP TABLE touched AS SELECT unnest(?::VARCHAR[]) AS environment_digest",
                 [touched],
             ).fetchall()
-        for table, source, view in PER_ENVIRONMENT:
+        by_label = groups(con, touched, GROUP_RUNS, as_run_labels=True)
+        by_operation = groups(con, touched, GROUP_RUNS)
+        for table, source, view, labels in PER_ENVIRONMENT:
             fresh = f"fresh_{table}"  # names from the constants above
             if table == "layer_replicate_pairs":  # the series both replicate layers read
-                con.execute(
-                    "CREATE TEMP TABLE fresh_replicate_series AS "
-                    "SELECT * FROM replicate_series_for(?)",
-                    [touched],
-                ).fetchall()
-                _read_instead(con, "replicate_series_for", "fresh_replicate_series")
-            sql = f"CREATE TEMP TABLE {fresh} AS SELECT * FROM {source}"
-            con.execute(sql, [touched]).fetchall()
-            if table == "layer_run_code":
-                _read_instead(con, "run_code_for", fresh)
-            rows[table] = _count(con, fresh)
-            write_relation(tx, table, con.table(fresh), replace=everything, partitions=partitions)
+                series = "replicate_series_for($environments, kernel_filter := $kernels)"
+                _fill(con, "fresh_replicate_series", series, by_label)
+                _read_instead(con, "replicate_series_for", "fresh_replicate_series", "kernel")
+            parts = by_label if labels else by_operation
+            # the pairs are read by no later layer: written, never held
+            kept = None if view is None else fresh
+            rows[table] = _fill(con, kept, source, parts, (tx, table, everything))
+            if table == "layer_run_code":  # no kernel: its readers join it to their runs
+                _read_instead(con, "run_code_for", fresh, None)
             if view is not None:
                 _read_after(con, view, table, everything)
+            if table == "layer_replicate_spread":  # the series' lists: no layer reads them now
+                con.execute("DROP TABLE temp.fresh_replicate_series").fetchall()
         con.execute(
             f"CREATE TEMP TABLE fresh_{NOISE_MODEL} AS SELECT * FROM noise_model_for(NULL)"
         ).fetchall()
@@ -104,7 +122,12 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
         # records; until now its pending snapshot read the base's layers as the base recorded)
         tx.layer_rules = schema.LAYER_RULES
         read_written_layers(con, tx)
-        rows.update(write_step_tests(con, tx, None if reordered else moved))
+        tested = None if reordered else moved
+        for number, group in enumerate(groups(con, tested, GROUP_RUNS)):
+            # a whole table's first group replaces it, the others add to it
+            tests = write_step_tests(con, tx, group, whole=tested is None, first=number == 0)
+            for name, written_rows in tests.items():
+                rows[name] = rows.get(name, 0) + written_rows
         rows.update(write_whole(con, tx, moved))
     finally:
         con.close()
@@ -147,15 +170,55 @@ def _touched_environments(con: duckdb.DuckDBPyConnection, tx: Transaction) -> li
     return sorted(str(digest) for digest in found)
 
 
-def _read_instead(con: duckdb.DuckDBPyConnection, macro: str, table: str) -> None:
-    """Make the table macro `macro(environment_filter)` read this update's temporary `table`
-    (the touched environments' rows it computed): the replicate pairs and the spread read the
-    same series, which read the run code, and each computed them again (0.2-0.3 s an
-    environment at 100k runs). A TEMP macro, found before the catalog's."""
+def _read_instead(
+    con: duckdb.DuckDBPyConnection, macro: str, table: str, kernel: str | None
+) -> None:
+    """Make the table macro `macro(environment_filter, kernel_filter)` read this update's
+    temporary `table` (the touched environments' rows it computed), filtered by its `kernel`
+    column where it has one: the replicate pairs and the spread read the same series, which
+    read the run code, and each computed them again (0.2-0.3 s an environment at 100k runs).
+    A TEMP macro, found before the catalog's."""
+    kernels = f"AND (kernel_filter IS NULL OR list_contains(kernel_filter, {kernel}))"
     con.execute(
-        f"CREATE OR REPLACE TEMP MACRO {macro}(environment_filter) AS TABLE "
-        f"SELECT * FROM temp.{table}"
+        f"CREATE OR REPLACE TEMP MACRO {macro}(environment_filter, kernel_filter := NULL) AS "
+        f"TABLE SELECT * FROM temp.{table} WHERE (environment_filter IS NULL "
+        f"OR list_contains(environment_filter, environment_digest)) {kernels if kernel else ''}"
     ).fetchall()  # names from this module's constants
+
+
+def _fill(
+    con: duckdb.DuckDBPyConnection,
+    fresh: str | None,
+    source: str,
+    parts: list[Group],
+    written: tuple[Transaction, str, bool] | None = None,
+) -> int:
+    """The temporary table `fresh` (None: none) of the rows of `source` (a table macro call over
+    $environments and $kernels) for every group of runs, one group at a time; with `written`
+    (the transaction, the layer table, whether its rows are every environment's), each group's
+    rows are also written into its environments' partitions as they are computed: written from
+    the whole table at the end, the 5M-run lake's 24.5M pairs were sorted past the memory limit
+    (212 s). A group's kernels are a range of the kernel order, so where a layer's order starts
+    with the kernel (the pairs, the points) a partition's files keep it. Returns the rows."""
+    rows = 0
+    for number, group in enumerate(parts):
+        params = {"environments": group.environments, "kernels": group.kernels}
+        start = f"CREATE TEMP TABLE {fresh} AS" if number == 0 else f"INSERT INTO {fresh}"
+        if written is None:
+            con.execute(f"{start} SELECT * FROM {source}", params).fetchall()  # fixed names
+            continue
+        tx, table, everything = written
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE kindex_group AS SELECT * FROM {source}", params
+        ).fetchall()  # fixed names
+        write_environments(
+            tx, table, con.table("kindex_group"), group.environments, everything and number == 0
+        )
+        rows += _count(con, "kindex_group")
+        if fresh is not None:
+            con.execute(f"{start} SELECT * FROM kindex_group").fetchall()  # fixed names
+        con.execute("DROP TABLE kindex_group").fetchall()
+    return rows
 
 
 def _floors_moved(con: duckdb.DuckDBPyConnection, touched: list[str]) -> list[str] | None:

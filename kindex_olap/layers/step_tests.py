@@ -18,42 +18,54 @@ import numpy as np
 
 from kindex_olap.arrow_numpy import array
 from kindex_olap.lake.transaction import Transaction, write_relation
+from kindex_olap.layers.groups import Group
 
 TABLE = "layer_step_tests"
 
 
 def write_step_tests(
-    con: duckdb.DuckDBPyConnection, tx: Transaction, environments: list[str] | None
+    con: duckdb.DuckDBPyConnection,
+    tx: Transaction,
+    group: Group,
+    whole: bool = False,
+    first: bool = True,
 ) -> dict[str, int]:
-    """Test every step of the main-branch series of the `environments` (None: every one) in
-    version order, over the lake commit whose layers `con` reads (its points and floors are
+    """Test every step of the main-branch series of a `group` of runs (kindex_olap.layers.groups)
+    in version order, over the lake commit whose layers `con` reads (its points and floors are
     written into `tx` by now), and write the tests and the steps (kindex_olap.layers.steps)
-    into `tx`. Returns the rows written per table."""
+    into `tx`: into its environments' partitions, or with `whole` (or a group of every
+    environment) into the whole tables, which the `first` group replaces and the others add
+    to. Returns the rows written per table."""
     import pyarrow as pa
 
     from kindex_olap.layers.steps import TABLE as STEPS
     from kindex_olap.layers.steps import write_steps
     from kindex_olap.query.history import HistoryOptions, fetch_points, select_points
     from kindex_olap.query.steps import Rules, tested, tests_of
-    from kindex_olap.query.stored import version_order
+    from kindex_olap.query.stored import fetch_numpy, version_order
 
     only, clauses, params = None, [], []
-    if environments is not None:
+    if group.environments is not None:
+        in_group = ["list_contains(?::VARCHAR[], environment_digest)"]
+        params = [group.environments]
+        if group.kernels is not None:
+            in_group.append("list_contains(?::VARCHAR[], kernel)")
+            params.append(group.kernels)
+        # the group's series, and the text of their points only (layer_steps shows it)
         only = (
             "SELECT series_key, kernel, environment_digest FROM stored_history_points() "
-            "WHERE list_contains(?::VARCHAR[], environment_digest)",
-            [environments],
+            f"WHERE {' AND '.join(in_group)}",
+            params,
         )
-        # the text of those environments' points only (layer_steps shows it)
-        clauses, params = ["list_contains(?::VARCHAR[], environment_digest)"], [environments]
+        clauses = in_group
     select_points(con, clauses, params, HistoryOptions(), only=only)
     extra = ("environment_digest", "point_key", "point_index")
     points = fetch_points(con, version_order(con, stored=True), False, True, extra)
-    if environments is not None:
-        # the points of the other environments are read where the environments hold most of
-        # the lake's series (select_points); writing their tests into these partitions would
-        # count them twice
-        keep = np.isin(points["environment_digest"], environments)
+    if only is not None:
+        # the points of other series are read where the group holds most of the lake's series
+        # (select_points); writing their tests into these partitions would count them twice
+        keys = fetch_numpy(con, f"SELECT DISTINCT series_key FROM ({only[0]})", only[1])
+        keep = np.isin(points["series_key"], keys["series_key"])
         points = {name: values[keep] for name, values in points.items()}
     # the p-values do not depend on the rules' thresholds (they decide verdicts, at read time)
     tests = tests_of(points, Rules(), stored=True)
@@ -76,8 +88,9 @@ def write_step_tests(
             "pvalue": array(np.concatenate([p[3] for p in parts]).astype(np.float64)),
         }
     )
-    partitions: set[str | None] | None = None if environments is None else set(environments)
-    write_relation(
-        tx, TABLE, con.from_arrow(table), replace=environments is None, partitions=partitions
-    )
-    return {TABLE: int(table.num_rows), STEPS: write_steps(con, tx, points, tests, partitions)}
+    whole = whole or group.environments is None
+    partitions: set[str | None] | None = None if whole else set(group.environments or ())
+    replace = whole and first
+    write_relation(tx, TABLE, con.from_arrow(table), replace=replace, partitions=partitions)
+    steps_written = write_steps(con, tx, points, tests, partitions, replace)
+    return {TABLE: int(table.num_rows), STEPS: steps_written}

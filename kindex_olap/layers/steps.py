@@ -33,10 +33,11 @@ def write_steps(
     points: Columns,
     tests: Tests,
     partitions: set[str | None] | None,
+    replace: bool,
 ) -> int:
     """Write every step of `tests` (of `points`, fetched with their text, point_key and
-    point_index) into `tx`: the whole table, or the `partitions` (environments) given. The
-    clause columns a step verb filters by (dtype, axes) and the later point's runs (what
+    point_index) into `tx`: as the `partitions` (environments) given, else as the whole table
+    (`replace`) or a part of it (a group of a full build). The clause columns a step verb filters by (dtype, axes) and the later point's runs (what
     `kindex check` looks for) come from history_source, the points they were read from."""
     import pyarrow as pa
 
@@ -83,7 +84,7 @@ def write_steps(
             "JOIN history_source p USING (series_key, point_key) "
             f"LEFT JOIN ({_INGESTED}) i USING (series_key, point_key)"
         )  # names and types from tables.sql
-        write_relation(tx, TABLE, relation, replace=partitions is None, partitions=partitions)
+        write_relation(tx, TABLE, relation, replace=replace, partitions=partitions)
     finally:
         con.unregister("fresh_layer_steps")
     return int(steps.num_rows)

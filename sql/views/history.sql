@@ -29,7 +29,11 @@ passed AS (
            value * kindex_time_unit_ns(unit) AS value_ns
     FROM observed_values_for(kernel_filter, environment_filter, pass_filter, NULL,
                              unit_filter := kindex_time_units()) o
-    JOIN (SELECT run_id AS coded_run_id, code_key, declared_code FROM run_code) rc
+    -- the code of the filter's environments only (a join's build side of every run's code
+    -- cost each of the layers' groups of runs a scan of the lake's)
+    JOIN (SELECT run_id AS coded_run_id, code_key, declared_code FROM run_code
+          WHERE environment_filter IS NULL
+             OR list_contains(environment_filter, environment_digest)) rc
       ON rc.coded_run_id = o.run_id
     WHERE status = 'passed' AND value > 0
 ),
@@ -125,7 +129,8 @@ SELECT * FROM history_runs_for(NULL, NULL, NULL);
 -- point's runs, the newest run's (then the largest run id) is taken, and sums run in run id
 -- order: the same rows, to the last bit, however the runs were ingested (a parallel sum's
 -- order varies).
-CREATE OR REPLACE MACRO history_point_rows_for(environment_filter, all_branches) AS TABLE
+CREATE OR REPLACE MACRO history_point_rows_for(
+    environment_filter, all_branches, kernel_filter := NULL) AS TABLE
 SELECT
     series_key, code_key AS point_key, code_key,
     any_value(cell_key) AS cell_key,
@@ -161,7 +166,7 @@ SELECT
         AS baseline_observed_at,
     string_agg(DISTINCT left(git_commit, 10), ' ' ORDER BY left(git_commit, 10)) AS commits,
     list(run_id ORDER BY run_id) AS run_ids
-FROM history_runs_for(NULL, environment_filter, NULL)
+FROM history_runs_for(kernel_filter, environment_filter, NULL)
 WHERE all_branches OR on_main
 GROUP BY series_key, code_key;
 

@@ -54,7 +54,7 @@ CREATE OR REPLACE MACRO kindex_latency_class_rank(ns) AS
 -- commit (run_provenance), else the label kindex_invocation; a run with none of them is
 -- grouped with the runs of its series, version and invocation (no more than
 -- kindex_invocation_gap_seconds() after the one before). declared_code is that declaration.
-CREATE OR REPLACE MACRO run_code_for(environment_filter) AS TABLE
+CREATE OR REPLACE MACRO run_code_for(environment_filter, kernel_filter := NULL) AS TABLE
 WITH
 declared AS (
     SELECT r.run_id, r.kernel, r.pass, r.provider, r.implementation_digest, r.workload_digest,
@@ -67,6 +67,7 @@ declared AS (
                FROM run_provenance GROUP BY run_id) pv USING (run_id)
     WHERE r.status = 'passed'
       AND (environment_filter IS NULL OR list_contains(environment_filter, r.environment_digest))
+      AND (kernel_filter IS NULL OR list_contains(kernel_filter, r.kernel))
 ),
 starts AS (
     SELECT *,
@@ -94,9 +95,10 @@ FROM starts;
 -- Series of repeats: every passed run of one implementation (digest and provider), kernel, pass,
 -- workload, environment, protocol, metric, statistic and unit, as one time-ordered list (ties:
 -- the smallest run id last, so that the last is the run the pairing calls newest); series of
--- two runs or more; environment_filter: a list of environment digests (NULL: all). Gathering a
--- list and pairing neighbours cost two thirds of a lag() window over 300k runs.
-CREATE OR REPLACE MACRO replicate_series_for(environment_filter) AS TABLE
+-- two runs or more; environment_filter: a list of environment digests, kernel_filter: of the
+-- runs' kernel labels (NULL: all; the layers' update computes a group of runs at a time).
+-- Gathering a list and pairing neighbours cost two thirds of a lag() window over 300k runs.
+CREATE OR REPLACE MACRO replicate_series_for(environment_filter, kernel_filter := NULL) AS TABLE
 SELECT kernel, pass, provider, implementation_digest, workload_digest, environment_digest,
        protocol_digest, metric, statistic, unit,
        list({'run_id': run_id, 'version': version, 'code': c.code_key,
@@ -105,9 +107,12 @@ SELECT kernel, pass, provider, implementation_digest, workload_digest, environme
              'p20_ns': CASE WHEN metric = 'latency' THEN latency_p20_ns END,
              'p80_ns': CASE WHEN metric = 'latency' THEN latency_p80_ns END}
             ORDER BY observed_at, run_id DESC) AS timeline
-FROM run_rows JOIN run_code_for(environment_filter) c USING (run_id, environment_digest)
+FROM run_rows
+JOIN run_code_for(environment_filter, kernel_filter := kernel_filter) c
+  USING (run_id, environment_digest)
 WHERE status = 'passed' AND value > 0 AND kindex_time_unit_ns(unit) IS NOT NULL
   AND (environment_filter IS NULL OR list_contains(environment_filter, environment_digest))
+  AND (kernel_filter IS NULL OR list_contains(kernel_filter, kernel))
 GROUP BY kernel, pass, provider, implementation_digest, workload_digest, environment_digest,
          protocol_digest, metric, statistic, unit
 HAVING count(*) >= 2;
@@ -117,12 +122,12 @@ HAVING count(*) >= 2;
 -- (run_code_for), a replicate pair, the noise model's first source; otherwise other code under
 -- one label (a pull-request branch measuring unreleased code under the last release's label),
 -- which may hold real changes: only a robust estimate reads those.
-CREATE OR REPLACE MACRO replicate_pairs_for(environment_filter) AS TABLE
+CREATE OR REPLACE MACRO replicate_pairs_for(environment_filter, kernel_filter := NULL) AS TABLE
 WITH
 neighbours AS (
     SELECT * EXCLUDE (timeline, step), timeline[step] AS a, timeline[step + 1] AS b
     FROM (SELECT *, unnest(range(1, len(timeline))) AS step
-          FROM replicate_series_for(environment_filter))
+          FROM replicate_series_for(environment_filter, kernel_filter := kernel_filter))
 )
 SELECT
     kernel, pass, provider, b.version AS version, metric, statistic, unit,
@@ -140,14 +145,14 @@ WHERE a.version IS NOT DISTINCT FROM b.version AND a.observed_at < b.observed_at
 
 -- The newest run of each series with the runs of its code there (itself included): their
 -- count and range in ns. A pairing side that is this run uses their spread as its noise.
-CREATE OR REPLACE MACRO replicate_spread_for(environment_filter) AS TABLE
+CREATE OR REPLACE MACRO replicate_spread_for(environment_filter, kernel_filter := NULL) AS TABLE
 SELECT environment_digest, newest.run_id, len(same) AS runs, list_min(same) AS lowest_ns,
        list_max(same) AS highest_ns
 FROM (
     SELECT environment_digest, timeline[-1] AS newest,
            list_transform(list_filter(timeline, lambda x: x.code = timeline[-1].code),
                           lambda x: x.ns) AS same
-    FROM replicate_series_for(environment_filter)
+    FROM replicate_series_for(environment_filter, kernel_filter := kernel_filter)
 );
 
 CREATE OR REPLACE VIEW replicate_spread AS
