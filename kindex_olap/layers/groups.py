@@ -13,6 +13,7 @@ environment of many runs by kernel.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 import duckdb
 
@@ -27,6 +28,7 @@ class Group:
 
 
 EVERYTHING = Group(None)
+T = TypeVar("T")
 
 # A run's kernel as the history and the pairing name it: its workload's operation, else its
 # own kernel label (sql/views/views.sql observations_wide_for). The run code and the replicate
@@ -68,34 +70,29 @@ def groups(
     kernels: dict[str, list[tuple[str | None, int]]] = {}
     for digest, kernel, runs in rows:
         kernels.setdefault(str(digest), []).append((kernel, int(runs)))
+    small: list[tuple[str, int]] = []
     found: list[Group] = []
-    together: list[str] = []
-    runs_together = 0
     for digest in sorted(kernels) if environments is None else sorted(set(environments)):
         counts = kernels.get(digest, [])
         runs = sum(count for _, count in counts)
         if runs > most and all(kernel is not None for kernel, _ in counts):
-            found.extend(Group([digest], part) for part in _packed(counts, most))
-            continue
-        if together and runs_together + runs > most:
-            found.append(Group(together))
-            together, runs_together = [], 0
-        together.append(digest)
-        runs_together += runs
-    if together or not found:
-        found.append(Group(together))
-    return found
+            found += [Group([digest], [str(k) for k in part]) for part in _packed(counts, most)]
+        else:
+            small.append((digest, runs))
+    found += [Group(part) for part in _packed(small, most)]
+    return found or [Group([])]
 
 
-def _packed(counts: list[tuple[str | None, int]], most: int) -> list[list[str]]:
-    """The kernels of `counts` (kernel, runs) in lists of at most `most` runs, in order."""
-    packed: list[list[str]] = []
-    part: list[str] = []
+def _packed(counts: list[tuple[T, int]], most: int) -> list[list[T]]:
+    """The items of `counts` (item, runs) in lists of at most `most` runs, in order (an item
+    of more alone)."""
+    packed: list[list[T]] = []
+    part: list[T] = []
     runs = 0
-    for kernel, count in counts:
+    for item, count in counts:
         if part and runs + count > most:
             packed.append(part)
             part, runs = [], 0
-        part.append(str(kernel))
+        part.append(item)
         runs += count
-    return [*packed, part]
+    return [*packed, part] if part else packed

@@ -30,7 +30,7 @@ def write_environments(
     partition): past the layers' memory limit those copies spilled, and writing the 24.5M
     pairs of 5M runs took 335 s. The layers are computed in groups of environments, so a
     partition's rows lie together and its filter skips the others'."""
-    if environments is None or not environments:
+    if not environments:
         partitions: set[str | None] | None = None if everything else set(environments or ())
         write_relation(tx, table, relation, replace=everything, partitions=partitions)
         return
