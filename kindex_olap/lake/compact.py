@@ -1,10 +1,13 @@
 """Compaction and vacuum: kindex's own maintenance of the lake's Delta tables.
 
 Every ingest adds at most one file per partition per table; after many small ingests the file
-count (and so query planning time) grows. Compaction rewrites each table that has several files
-as one sorted file per partition (kindex's sort order and row groups: delta-rs's optimize does not
-keep a sort order) and commits it as one Delta commit that replaces the table's files, in one
-lake commit. Readers of older commits keep working until `vacuum` removes their files.
+count (and so query planning time) grows. Compaction rewrites each partition that has several
+files (a table without partitions: the table) as one sorted file (kindex's sort order and row
+groups: delta-rs's optimize does not keep a sort order; two where SPLIT divides a partition) and
+commits each table's new files in place of the old as one Delta commit, in one lake commit. A
+partition at a time, on a connection that spills past lake.spill's limit: the whole table at
+once, without a limit, peaked at 2.1 GB for a lake of 1M runs (docs/performance.md). Readers of
+older commits keep working until `vacuum` removes their files.
 """
 
 from __future__ import annotations
@@ -14,11 +17,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kindex_olap import duck
 from kindex_olap.lake.recovery import lock, recover
+from kindex_olap.lake.spill import spilling_connection
 from kindex_olap.lake.store import TABLES, Lake, resolve_lake
-from kindex_olap.lake.tables import read_table
-from kindex_olap.lake.transaction import Transaction, transaction, write_cache, write_relation
+from kindex_olap.lake.tables import SPLIT, partition_values, read_table
+from kindex_olap.lake.transaction import Transaction, transaction, write_cache, write_partition
 
 # Delta's own default retention: files a commit of the last 7 days may still read are kept.
 DEFAULT_RETAIN_HOURS = 168
@@ -45,30 +48,44 @@ class CompactReport:
 def compact(
     lake: str | os.PathLike[str] | None = None, *, min_files: int = 2, lock_timeout: float = 600.0
 ) -> CompactReport:
-    """Rewrite every table that has at least `min_files` files into one sorted file per partition."""
+    """Rewrite every partition (a table without partitions: the table) that has at least
+    `min_files` files, and more than one write makes, as one sorted file."""
     started = time.perf_counter()
     root, _ = resolve_lake(lake)
     report = CompactReport(lake=root)
     store = Lake(root)
     store.check_format()
     with transaction(store, "compact", timeout=lock_timeout) as tx:
-        for table in TABLES:
-            count = len(tx.base.tables.get(table, []))
-            report.files_before[table] = report.files_after[table] = count
-            if count >= min_files:
-                report.files_after[table] = _rewrite(tx, table)
-        report.snapshot = tx.commit({"operation": "compact"}).id if tx.has_changes() else tx.base.id
+        con = tx.duckdb = spilling_connection(tx.staging, "compact-spill")  # the commit's too
+        try:
+            for table in TABLES:
+                files = tx.base.tables.get(table, [])
+                report.files_before[table] = report.files_after[table] = len(files)
+                for partition, held in _partitions(tx, table, files).items():
+                    if len(held) < max(min_files, (2 if table in SPLIT else 1) + 1):
+                        continue
+                    rows = read_table(con, table, held)
+                    written = write_partition(tx, table, rows, dict(partition))
+                    tx.swap(table, held, written)
+                    report.files_after[table] += len(written) - len(held)
+            changed = tx.has_changes()
+            report.snapshot = tx.commit({"operation": "compact"}).id if changed else tx.base.id
+        finally:
+            con.close()
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _rewrite(tx: Transaction, table: str) -> int:
-
-    con = duck.connect()
-    try:
-        return write_relation(tx, table, read_table(con, table, tx.base.files(table)), replace=True)
-    finally:
-        con.close()
+def _partitions(
+    tx: Transaction, table: str, files: list[str]
+) -> dict[tuple[tuple[str, str | None], ...], list[str]]:
+    """`table`'s `files` by their partition (its columns' values: () for a table without)."""
+    folder = tx.lake.table_path(table)
+    held: dict[tuple[tuple[str, str | None], ...], list[str]] = {}
+    for path in files:
+        values = partition_values(Path(path).relative_to(folder))
+        held.setdefault(tuple(values.items()), []).append(path)
+    return held
 
 
 @dataclass

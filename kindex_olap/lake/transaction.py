@@ -72,6 +72,9 @@ class Transaction:
         self._replaced: set[str] = set()
         # per table: the values of its (one) partition column whose files this commit removes
         self._dropped: dict[str, set[str | None]] = {}
+        # per table: the base files this commit removes, relative to the table folder as the
+        # folder spells them (compaction of the partitions that have several)
+        self._swapped: dict[str, set[str]] = {}
         # A DuckDB connection the commit may use (an ingest's work database): a new database
         # instance costs 25-70 ms, a small ingest's largest fixed cost.
         self.duckdb: Any = None
@@ -117,12 +120,19 @@ class Transaction:
         self._dropped.setdefault(table, set()).update(values)
         self._added.setdefault(table, []).extend(paths)
 
+    def swap(self, table: str, removed: list[str], paths: list[Path]) -> None:
+        """Make `paths` take the place of the base files `removed` of `table` (compaction of
+        some partitions): the table's other files stay."""
+        root = self.lake.table_path(table)
+        self._swapped.setdefault(table, set()).update(os.path.relpath(p, root) for p in removed)
+        self._added.setdefault(table, []).extend(paths)
+
     def written(self, table: str) -> list[Path]:
         """The data files this transaction adds to `table` so far."""
         return list(self._added.get(table, []))
 
     def has_changes(self) -> bool:
-        return bool(self._added or self._replaced or self._dropped)
+        return bool(self._added or self._replaced or self._dropped or self._swapped)
 
     def commit(self, summary: dict[str, Any]) -> Snapshot:
         """Commit each changed table (runs last, always), then cache the new file lists."""
@@ -174,17 +184,21 @@ class Transaction:
         }
 
     def _writes(self, table: str) -> bool:
-        return table in self._added or table in self._replaced or table in self._dropped
+        return any(
+            table in held for held in (self._added, self._replaced, self._dropped, self._swapped)
+        )
 
     def _keeps(self, table: str, path: str) -> bool:
         """Whether the base file `path` of `table` stays in the table after this commit."""
         if table in self._replaced:
             return False
-        dropped = self._dropped.get(table)
-        if not dropped:
+        dropped, swapped = self._dropped.get(table), self._swapped.get(table)
+        if not dropped and not swapped:
             return True
         relative = Path(path).relative_to(self.lake.table_path(table))
-        return partition_values(relative).get(PARTITIONED[table][0]) not in dropped
+        if swapped and str(relative) in swapped:
+            return False
+        return not dropped or partition_values(relative).get(PARTITIONED[table][0]) not in dropped
 
     def _commit_table(self, table: str, metadata: dict[str, str], rows: dict[str, int]) -> int:
         from deltalake import CommitProperties
@@ -195,8 +209,9 @@ class Transaction:
             _add_action(self.lake.table_path(table), path, rows[str(path)])
             for path in self._added.get(table, [])
         ]
-        dropped = self._dropped.get(table)
-        if table in self._replaced or dropped:
+        replaced = table in self._replaced
+        dropped, swapped = self._dropped.get(table, set()), self._swapped.get(table, set())
+        if replaced or dropped or swapped:
             now = int(time.time() * 1000)
             import pyarrow as pa
 
@@ -208,12 +223,15 @@ class Transaction:
                     for k, v in add.items()
                     if k.startswith("partition.")
                 }
-                kept = dropped and values.get(PARTITIONED[table][0]) not in dropped
-                if kept and table not in self._replaced:
-                    continue
                 # the log keeps paths percent-encoded and RemoveAction encodes again
                 path = unquote(add["path"])
-                actions.append(RemoveAction(path, True, now, add["size_bytes"], values or None))
+                gone = (
+                    replaced
+                    or (dropped and values.get(PARTITIONED[table][0]) in dropped)
+                    or path in swapped
+                )
+                if gone:
+                    actions.append(RemoveAction(path, True, now, add["size_bytes"], values or None))
         try:
             delta.create_write_transaction(
                 actions,
@@ -305,7 +323,14 @@ def write_relation(
     partition_by = PARTITIONED.get(table)
     if partition_by is not None and len(partition_by) == 1:
         if partitions is not None and len(partitions) == 1 and table not in SPLIT:
-            written = _write_one_partition(tx, table, relation, partition_by[0], *partitions)
+            import duckdb
+
+            value = next(iter(partitions))
+            key = duckdb.ColumnExpression(partition_by[0])  # not SQL text: `value` is data
+            rows = relation.filter(
+                key.isnull() if value is None else key == duckdb.ConstantExpression(value)
+            )
+            written = write_partition(tx, table, rows, {partition_by[0]: value})
         else:
             written = _write_each_partition(tx, table, relation, partition_by[0])
         _record(tx, table, written, replace, partitions)
@@ -323,29 +348,32 @@ def write_relation(
     return len(written)
 
 
-def _write_one_partition(
-    tx: Transaction, table: str, relation: Any, column: str, value: str | None
+def write_partition(
+    tx: Transaction, table: str, relation: Any, partition: dict[str, str | None]
 ) -> list[Path]:
-    """`relation`'s rows of the one partition `value` (a layer update of one environment) as
-    one sorted file, written straight from the relation: _write_each_partition's table of the
-    rows, numbered by partition, cost 0.22-0.25 s of the 0.7-0.9 s of writing 125k points or
-    260k pairs of one environment at 1M runs. No file when there are no rows (as there)."""
-    import duckdb
-
-    key = duckdb.ColumnExpression(column)  # an expression, not SQL text: `value` is data
-    rows = relation.filter(
-        key.isnull() if value is None else key == duckdb.ConstantExpression(value)
-    )
-    path = tx.new_file_name(table, {column: value})
-    rows.query(
-        "rows", f"SELECT * EXCLUDE ({column}) FROM rows {order_clause(table)}"
-    ).write_parquet(
-        str(path), compression="zstd", row_group_size=ROW_GROUP_ROWS
-    )  # names from tables.py
-    if row_counts([path], tx.duckdb).get(str(path), 0) == 0:
-        path.unlink()
-        return []
-    return [path]
+    """`relation` (rows of `table`, all of the partition `partition`: a value of each of its
+    partition columns, None for NULL; {} for a table without) as that partition's sorted file,
+    or two where SPLIT divides it, written straight from the relation: _write_each_partition's
+    table of the rows, numbered by partition, cost 0.22-0.25 s of the 0.7-0.9 s of writing 125k
+    points or 260k pairs of one environment at 1M runs. No file for a piece without rows. The
+    files are not yet part of the table: record them (`write_relation` does, so does
+    compaction)."""
+    split = SPLIT.get(table)  # fixed SQL
+    piece = "" if split is None else f", coalesce({split}, false) AS kindex_piece"
+    excluded = [*partition, *([] if split is None else ["kindex_piece"])]  # names from tables.py
+    columns = f"* EXCLUDE ({', '.join(excluded)})" if excluded else "*"
+    written = []
+    for where in [""] if split is None else ["WHERE kindex_piece", "WHERE NOT kindex_piece"]:
+        path = tx.new_file_name(table, partition)
+        relation.query(
+            "rows",
+            f"SELECT {columns} FROM (SELECT *{piece} FROM rows) {where} {order_clause(table)}",
+        ).write_parquet(str(path), compression="zstd", row_group_size=ROW_GROUP_ROWS)
+        if row_counts([path], tx.duckdb).get(str(path), 0) == 0:
+            path.unlink()
+            continue
+        written.append(path)
+    return written
 
 
 def _write_each_partition(tx: Transaction, table: str, relation: Any, column: str) -> list[Path]:

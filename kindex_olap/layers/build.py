@@ -52,7 +52,7 @@ PER_ENVIRONMENT = (
     ("layer_pairs", "pair_rows_for($kernels, $environments, NULL, NULL)", None, False),
 )
 NOISE_MODEL = "layer_noise_model"
-# The runs an update computes at once (kindex_olap.layers.groups), under connection.MEMORY_LIMIT:
+# The runs an update computes at once (kindex_olap.layers.groups), under lake.spill.MEMORY_LIMIT:
 # a full build of 1M runs over 8 GPUs computed whole peaked at 6.4 GB RSS (55 s), a GPU at a time
 # at 0.88 GB (85 s), the same rows; 5M runs (625k a GPU) ran out of memory a GPU at a time.
 GROUP_RUNS = 150_000
