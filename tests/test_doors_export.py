@@ -117,3 +117,27 @@ def test_csv_export_has_the_dictionary_columns(lake: Path, tmp_path: Path) -> No
     section = readme.split("## speedups.csv", 1)[1].split("\n## ", 1)[0]
     assert header == re.findall(r"^\| ([A-Za-z_0-9]+) \|", section, re.M)[1:]
     assert {f.value for f in ExportFormat} == {"parquet", "csv"}
+
+
+def test_an_export_computes_under_its_memory_limit_and_leaves_only_its_files(
+    lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The export's DuckDB holds at most MEMORY_LIMIT and spills the rest into a folder of the
+    export's own, removed at the end (without a limit, an export of 1M runs peaked at 3.7 GB):
+    a limit far below what the export needs stops it, said as DuckDB's out-of-memory error."""
+    from kindex_olap.doors import export as exporting
+    from kindex_olap.errors import QueryError
+
+    done = exporting.export(tmp_path / "whole", None, lake)
+    assert sorted(p.name for p in (tmp_path / "whole").iterdir()) == [
+        "README.md",
+        "runs.parquet",
+        "speedups.parquet",
+    ]
+    with connect(lake) as con:
+        counted = con.execute("SELECT count(*) FROM speedups").fetchone()
+    assert [f.rows for f in done.files][0] == (counted or [0])[0]
+    monkeypatch.setattr(exporting, "MEMORY_LIMIT", "1MB")
+    with pytest.raises(QueryError, match="Out of Memory"):
+        exporting.export(tmp_path / "starved", None, lake)
+    assert not (tmp_path / "starved" / exporting.SPILL_FOLDER).exists()
