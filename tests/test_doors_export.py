@@ -136,7 +136,7 @@ def test_an_export_computes_under_its_memory_limit_and_leaves_only_its_files(
     ]
     with connect(lake) as con:
         counted = con.execute("SELECT count(*) FROM speedups").fetchone()
-    assert [f.rows for f in done.files][0] == (counted or [0])[0]
+    assert done.files[0].rows == (counted or [0])[0]
     monkeypatch.setattr(exporting, "MEMORY_LIMIT", "1MB")
     with pytest.raises(QueryError, match="Out of Memory"):
         exporting.export(tmp_path / "starved", None, lake)

@@ -157,6 +157,7 @@ def test_layers_computed_a_group_of_runs_at_a_time_equal_one_computation(
         return found
 
     monkeypatch.setattr(build, "GROUP_RUNS", 1)
+    monkeypatch.setattr(build, "STEP_TEST_RUNS", 1)
     monkeypatch.setattr(points, "POINT_RUNS", 1)
     monkeypatch.setattr(build, "groups", recorded)
     monkeypatch.setattr(points, "groups", recorded)

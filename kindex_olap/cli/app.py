@@ -138,7 +138,7 @@ def compact(
         float, typer.Option(help="Seconds to wait for another writer.")
     ] = 600.0,
 ) -> None:
-    """Merge each table's files into one sorted file per partition: `kindex compact`."""
+    """Merge the files of each partition that holds several into one sorted file: `kindex compact`."""
     from kindex_olap.lake.compact import compact as run_compact
 
     report = run_compact(lake, lock_timeout=lock_timeout)

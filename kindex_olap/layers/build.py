@@ -56,6 +56,11 @@ NOISE_MODEL = "layer_noise_model"
 # a full build of 1M runs over 8 GPUs computed whole peaked at 6.4 GB RSS (55 s), a GPU at a time
 # at 0.88 GB (85 s), the same rows; 5M runs (625k a GPU) ran out of memory a GPU at a time.
 GROUP_RUNS = 150_000
+# The runs whose steps are tested at once: a group's points and steps are numpy arrays (their
+# text as Python strings), outside DuckDB's limit. 150k set the peak of `kindex ingest` of 1M
+# bundles (935 MiB of the parent, sampled); 50k took it to 765 MiB, and adding 1k runs of one
+# GPU to those 1M from 9.2 to 9.6-9.8 s (800 -> 672 MiB; docs/performance.md).
+STEP_TEST_RUNS = 50_000
 
 
 @dataclass
@@ -123,7 +128,7 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
         tx.layer_rules = schema.LAYER_RULES
         read_written_layers(con, tx)
         tested = None if reordered else moved
-        for number, group in enumerate(groups(con, tested, GROUP_RUNS)):
+        for number, group in enumerate(groups(con, tested, STEP_TEST_RUNS)):
             # a whole table's first group replaces it, the others add to it
             tests = write_step_tests(con, tx, group, whole=tested is None, first=number == 0)
             for name, written_rows in tests.items():
