@@ -18,10 +18,12 @@ table's rows sorted as one Parquet file: what a rewrite of the whole lake costs 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from ingest import Measured, kindex, timed
@@ -60,6 +62,20 @@ def build(n: int, ingests: int, work: Path) -> Path:
     return lake
 
 
+@contextlib.contextmanager
+def scratch(given: Path | None, prefix: str) -> Iterator[Path]:
+    """The folder a bench works in: `given` (kept), else a temporary one (removed after)."""
+    work = Path(given or tempfile.mkdtemp(prefix=prefix))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    try:
+        yield work
+    finally:
+        print(f"load average after: {os.getloadavg()[0]:.1f}", flush=True)
+        if not given:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def line(label: str, m: Measured, base: Measured | None = None) -> None:
     ratio = (
         ""
@@ -82,10 +98,7 @@ def main() -> None:
     options = parser.parse_args()
     from kindex_olap.lake.spill import MEMORY_LIMIT, THREADS
 
-    work = Path(options.work or tempfile.mkdtemp(prefix="kindex-compact-"))
-    work.mkdir(parents=True, exist_ok=True)
-    try:
-        print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    with scratch(options.work, "kindex-compact-") as work:
         lake = options.lake or build(options.n, options.ingests, work)
         from kindex_olap.lake.store import Lake
 
@@ -108,10 +121,6 @@ def main() -> None:
                 m = timed(command, checkout)
                 line(f"kindex compact {version}".rstrip(), m, base)
                 print(f"    {m.stderr.decode().strip().splitlines()[-1]}", flush=True)
-        print(f"load average after: {os.getloadavg()[0]:.1f}", flush=True)
-    finally:
-        if not options.work:
-            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

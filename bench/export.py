@@ -17,11 +17,10 @@ import argparse
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
-from ingest import Measured, kindex, timed
-from synthetic import write_jsonl
+from compact import build, scratch
+from ingest import Measured, timed
 
 EXPORT = r"""
 import sys
@@ -41,15 +40,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temp dir)")
     options = parser.parse_args()
-    work = Path(options.work or tempfile.mkdtemp(prefix="kindex-export-"))
-    work.mkdir(parents=True, exist_ok=True)
-    try:
-        print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
-        lake = options.lake
-        if lake is None:
-            lake = work / "lake"
-            bundles = write_jsonl(options.n, work / "bundles.jsonl")
-            timed(kindex("ingest", str(bundles), "--lake", str(lake)))
+    with scratch(options.work, "kindex-export-") as work:
+        lake = options.lake or build(options.n, 1, work)
         from kindex_olap.lake.spill import MEMORY_LIMIT
 
         # DuckDB's own default: 80 % of RAM
@@ -71,10 +63,6 @@ def main() -> None:
         time_ratio = sum(m.seconds for m in limited) / sum(m.seconds for m in base)
         rss_ratio = max(m.tree_rss for m in limited) / max(m.tree_rss for m in base)
         print(f"limited / no limit: {time_ratio:.2f}x time, {rss_ratio:.2f}x peak RSS")
-        print(f"load average after: {os.getloadavg()[0]:.1f}", flush=True)
-    finally:
-        if not options.work:
-            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
