@@ -143,10 +143,30 @@ def test_a_truncated_parquet_file_is_named(seeded: Path, tmp_path: Path) -> None
     damaged = Path(Lake(seeded).snapshot().files("runs")[0])
     damaged.write_bytes(damaged.read_bytes()[:100])
     lake = ["--lake", str(seeded)]
-    for command in (["query", "speedup jsd"], ["sql", "SELECT count(*) FROM runs"], ["compact"]):
+    for command in (["query", "speedup jsd"], ["sql", "SELECT count(*) FROM runs"]):
         done = kindex(*command, *lake, cwd=tmp_path)
         assert_one_error(done, 3, str(damaged))
         assert "ingest the bundles again into a new lake" in done.stderr
+
+
+def test_a_truncated_file_that_compaction_rewrites_is_named(tmp_path: Path) -> None:
+    """Compaction reads the files of the partitions it rewrites (those of several files; a
+    partition of one is left as it is, unread): a damaged one among them is named."""
+    seeds = sorted(SEEDS.iterdir())
+    lake = tmp_path / "lake"
+    for number, part in enumerate((seeds[:2], seeds[2:])):
+        folder = tmp_path / f"in{number}"
+        folder.mkdir()
+        for seed in part:
+            shutil.copy(seed, folder / seed.name)
+        assert ingest([folder], lake).runs_added == len(part)
+    files = Lake(lake).snapshot().files("ingested_files")  # a file per ingest
+    assert len(files) == 2
+    damaged = Path(files[0])
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    done = kindex("compact", "--lake", str(lake), cwd=tmp_path)
+    assert_one_error(done, 3, str(damaged))
+    assert "ingest the bundles again into a new lake" in done.stderr
 
 
 @pytest.mark.slow
