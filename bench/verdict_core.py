@@ -13,7 +13,9 @@ one unmeasured call, then the median of 9), in one run:
   generator, every step of a quarter of the lake, which no gate sees;
 - the same questions on a connection whose views compute the noise model live (what every
   answer paid before the layers), as the same-run baseline;
-- adding 1,000 bundles to a copy of the lake with and without the layers' update.
+- adding 1,000 bundles (of one GPU; of every GPU) and a CI run of one kernel on one GPU to a copy
+  of the lake with and without the layers' update (the CI commit before it left its GPU's
+  partitions in files of kernel ranges, as a lake ingesting CI runs has them).
 With --real LAKE (a lake with layers: Liger's history and a KernelIndex export): the API's
 repeated `speedups("jsd b200")`, and a cold `kindex query "speedup jsd b200"` against a floor
 process (import duckdb, typer, deltalake; connect), 15 paired runs.
@@ -114,7 +116,7 @@ def ci_commit(lake: Path, work: Path) -> None:
         return
     from kindex_olap.ingestion.pipeline import ingest
 
-    one_gpu, _ = new_bundles(work, "ci", day="2029-12-31", version="9.8.0")
+    one_gpu, _, _ = new_bundles(work, "ci", day="2029-12-31", version="9.8.0")
     started = time.perf_counter()
     report = ingest([one_gpu], lake)
     print(
@@ -125,14 +127,17 @@ def ci_commit(lake: Path, work: Path) -> None:
 
 def new_bundles(
     work: Path, tag: str, day: str = NEW_DAY, version: str = "9.9.0"
-) -> tuple[Path, Path]:
-    """1,000 new bundles of one GPU (a CI run) and 1,000 over every GPU (a sweep: the layers'
-    worst case), named `tag`-N, of a new `version` observed on `day` (after the lake's runs)."""
+) -> tuple[Path, Path, Path]:
+    """1,000 new bundles of one GPU (a CI run of the first ten kernels), 1,000 over every GPU
+    (a sweep: the layers' worst case) and the 108 of one kernel on one GPU (a CI run of one
+    kernel, as Liger's benchmark scripts run), named `tag`-N, of a new `version` observed on
+    `day` (after the lake's runs)."""
     import orjson
 
     one_gpu = work / f"{tag}-1k-one-gpu.jsonl"
     every_gpu = work / f"{tag}-1k-every-gpu.jsonl"
-    with one_gpu.open("wb") as one, every_gpu.open("wb") as every:
+    one_kernel = work / f"{tag}-one-kernel-one-gpu.jsonl"
+    with one_gpu.open("wb") as one, every_gpu.open("wb") as every, one_kernel.open("wb") as alone:
         kept = 0
         for i, bundle in enumerate(bundles(8000, seed=99)):
             bundle["run"]["metadata"]["name"] = f"{tag}-{i}"
@@ -148,11 +153,13 @@ def new_bundles(
             if gpu == "NVIDIA B200" and kept < 1000:
                 one.write(line)
                 kept += 1
-    return one_gpu, every_gpu
+            if gpu == "NVIDIA B200" and spec["sourceNative"]["benchmark"].startswith("kernel03/"):
+                alone.write(line)
+    return one_gpu, every_gpu, one_kernel
 
 
 def add_1k(lake: Path, work: Path) -> None:
-    """1,000 new bundles into copies of the lake, with and without the layers' update."""
+    """New bundles into copies of the lake, with and without the layers' update."""
     for new in new_bundles(work, "added"):
         _add(lake, work, new)
 
@@ -175,10 +182,10 @@ def _add(lake: Path, work: Path, new: Path) -> None:
             seconds[label] = time.perf_counter() - started
         finally:
             build.needs_update = original  # type: ignore[assignment]
-        print(f"add 1k {new.stem} ({label}): {seconds[label]:.2f} s, {report.runs_added} runs")
+        print(f"add {new.stem} ({label}): {seconds[label]:.2f} s, {report.runs_added} runs")
         shutil.rmtree(copy, ignore_errors=True)
     ratio = seconds["with layers"] / seconds["without layers"]
-    print(f"add 1k: with / without layers = {ratio:.2f}x (target <= 1.5)")
+    print(f"add {new.stem}: with / without layers = {ratio:.2f}x (target <= 1.5)")
 
 
 def real(lake: Path) -> None:

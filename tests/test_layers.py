@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -139,6 +140,97 @@ def test_layers_of_ingests_of_some_environments_equal_one_ingest(
     # the later ingests updated their own environments (and those whose floors moved) only
     assert reports[0].environments is None and reports[1].environments and reports[2].environments
     assert not differences(layer_rows(lake), layer_rows(liger_history_lake))
+
+
+def by_kernel(raw: Path, root: Path, parts: int) -> list[Path]:
+    """The raw bundle files of a lake in `parts` folders of whole kernels (hard links), the
+    dimension and provenance files in the first: each later ingest adds runs of its own kernels
+    to environments that hold others (a CI run of a few kernels)."""
+    files = sorted(p for p in raw.iterdir() if p.is_file())
+    groups: dict[str, list[Path]] = {}
+    for path in files:
+        if not path.name.startswith("_"):
+            bundle = json.loads(path.read_text().split("\n\n", 1)[1])
+            kernel = bundle["run"]["spec"]["sourceNative"]["benchmark"].split("/")[0]
+            groups.setdefault(kernel, []).append(path)
+    names = sorted(groups)
+    folders = []
+    for number in range(parts):
+        folder = root / f"kernels{number}"
+        folder.mkdir(parents=True)
+        chosen = [p for name in names[number::parts] for p in groups[name]]
+        chosen += [p for p in files if p.name.startswith("_")] if number == 0 else []
+        for path in chosen:
+            os.link(path, folder / path.name)
+        folders.append(folder)
+    return folders
+
+
+def test_layers_of_ingests_of_some_kernels_equal_one_ingest(
+    liger_history_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Later ingests recompute the kernels they add runs of and keep the others' stored rows
+    (kindex_olap.layers.cells), in groups of a kernel too: the layers of one ingest."""
+    from kindex_olap.layers import build, cells, points
+
+    narrowed: list[dict[str, list[str]]] = []
+    touched = cells.touched
+
+    def recorded(*args: Any, **kwargs: Any) -> cells.Touched:
+        found = touched(*args, **kwargs)
+        narrowed.append(found.operations)
+        return found
+
+    monkeypatch.setattr(build, "touched_cells", recorded)
+    lake = tmp_path / "lake"
+    for number, folder in enumerate(by_kernel(liger_history_lake.parent / "raw", tmp_path, 3)):
+        if number == 2:  # a kernel a group, as in an environment past GROUP_RUNS
+            monkeypatch.setattr(build, "GROUP_RUNS", 1)
+            monkeypatch.setattr(build, "STEP_TEST_RUNS", 1)
+            monkeypatch.setattr(points, "POINT_RUNS", 1)
+        assert ingest([folder], lake).runs_added
+    # both later ingests kept other kernels' rows in some environment
+    assert len(narrowed) == 2 and all(narrowed)
+    assert not differences(layer_rows(lake), layer_rows(liger_history_lake))
+
+
+def test_a_ci_run_of_one_kernel_recomputes_that_kernel_as_a_rebuild(
+    liger_history_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI run of one kernel (every series of it measured once more by a new version, later:
+    no replicate, so no floor moves) recomputes that kernel alone in each environment, its step
+    tests, speedups and summary too, and keeps the rest: the layers of a full rebuild."""
+    import kindex_olap.schema
+    from kindex_olap.layers import build
+
+    narrowed: list[dict[str, list[str]]] = []
+    whole = build.write_whole
+
+    def recorded(con: Any, tx: Any, environments: Any, kernels: Any = None) -> Any:
+        narrowed.append(kernels or {})
+        return whole(con, tx, environments, kernels)
+
+    lake = tmp_path / "lake"
+    shutil.copytree(liger_history_lake, lake)
+    ci = tmp_path / "ci.jsonl"
+    with ci.open("w") as out:
+        for path in sorted((liger_history_lake.parent / "raw").glob("liger_*")):
+            bundle = json.loads(path.read_text().split("\n\n", 1)[1])
+            run = bundle["run"]
+            if not run["spec"]["sourceNative"]["benchmark"].startswith("jsd/"):
+                continue
+            run["metadata"]["name"] += "-ci"
+            run["metadata"]["labels"]["liger_version"] = "99.0.0"
+            run["spec"]["observedAt"] = "2030-01-01T00:00:00.000Z"
+            out.write(json.dumps(bundle) + "\n")
+    monkeypatch.setattr(build, "write_whole", recorded)
+    assert ingest([ci], lake).runs_added > 100
+    assert narrowed and narrowed[0] and all(k == ["jsd"] for k in narrowed[0].values())
+    after = layer_rows(lake)
+    monkeypatch.setattr(kindex_olap.schema, "LAYER_RULES", kindex_olap.schema.LAYER_RULES + 1)
+    out = CliRunner().invoke(app, ["migrate", "--lake", str(lake)])  # every layer again
+    assert out.exit_code == 0 and "layers built" in out.stderr, out.output
+    assert not differences(after, layer_rows(lake))
 
 
 def test_layers_computed_a_group_of_runs_at_a_time_equal_one_computation(
@@ -318,7 +410,7 @@ def test_layers_computed_by_other_rules_are_read_live_until_rebuilt(
     live = run_query("speedup jsd h100", lake)
     assert (live.columns, live.rows) == (answer.columns, answer.rows)
     assert not answer.caveats  # said only while the answer is computed live
-    assert [c for c in live.caveats if f"older rules (2, not {newer})" in c]
+    assert [c for c in live.caveats if f"older rules ({newer - 1}, not {newer})" in c]
     assert run_query("regressions jsd", lake).caveats == live.caveats
     with kindex_olap.Lake(lake) as session, pytest.warns(UserWarning, match="older rules"):
         assert not session.speedups("jsd h100").is_empty()

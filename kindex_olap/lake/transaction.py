@@ -349,7 +349,11 @@ def write_relation(
 
 
 def write_partition(
-    tx: Transaction, table: str, relation: Any, partition: dict[str, str | None]
+    tx: Transaction,
+    table: str,
+    relation: Any,
+    partition: dict[str, str | None],
+    split: bool = True,
 ) -> list[Path]:
     """`relation` (rows of `table`, all of the partition `partition`: a value of each of its
     partition columns, None for NULL; {} for a table without) as that partition's sorted file,
@@ -357,13 +361,13 @@ def write_partition(
     table of the rows, numbered by partition, cost 0.22-0.25 s of the 0.7-0.9 s of writing 125k
     points or 260k pairs of one environment at 1M runs. No file for a piece without rows. The
     files are not yet part of the table: record them (`write_relation` does, so does
-    compaction)."""
-    split = SPLIT.get(table)  # fixed SQL
-    piece = "" if split is None else f", coalesce({split}, false) AS kindex_piece"
-    excluded = [*partition, *([] if split is None else ["kindex_piece"])]  # names from tables.py
+    compaction). Not `split`: one file, as if the table were not SPLIT."""
+    split_by = SPLIT.get(table) if split else None  # fixed SQL
+    piece = "" if split_by is None else f", coalesce({split_by}, false) AS kindex_piece"
+    excluded = [*partition, *([] if split_by is None else ["kindex_piece"])]  # from tables.py
     columns = f"* EXCLUDE ({', '.join(excluded)})" if excluded else "*"
     written = []
-    for where in [""] if split is None else ["WHERE kindex_piece", "WHERE NOT kindex_piece"]:
+    for where in [""] if split_by is None else ["WHERE kindex_piece", "WHERE NOT kindex_piece"]:
         path = tx.new_file_name(table, partition)
         relation.query(
             "rows",

@@ -3,8 +3,10 @@
 Each layer is a view of sql/views/noise.sql computed over the lake commit being made
 (Transaction.pending) and written as a Delta table of that same lake commit, so a reader of
 lake commit N reads the layers of exactly N's runs (`--as-of` too). The per-environment layers
-(run code, replicate pairs, replicate spread) depend only on the runs of one environment: an
-ingest recomputes the environments it added runs to and keeps the others' files. The noise
+(run code, replicate pairs, replicate spread, pairs, points, steps) depend only on the runs of
+one environment, and a kernel's rows on that kernel's runs: an ingest recomputes the environments
+it added runs to and keeps the others' files, and where it added runs of some kernels of an
+environment, those kernels (kindex_olap.layers.cells, .partitions.write_narrowed). The noise
 model's floors pool replicate pairs over every environment, so they are recomputed whole, from
 the stored pairs of the untouched environments and the fresh pairs of the touched ones: a few
 hundred rows. A lake without layers (written before them) gets them whole on its next write.
@@ -14,17 +16,24 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import duckdb
 
 from kindex_olap import schema
 from kindex_olap.lake.empty import write_empty_tables
 from kindex_olap.lake.store import LAYERS, Lake
-from kindex_olap.lake.tables import scan_sql
 from kindex_olap.lake.transaction import Transaction, transaction, write_relation
+from kindex_olap.layers.cells import DESCRIBED, EVERY
+from kindex_olap.layers.cells import touched as touched_cells
 from kindex_olap.layers.connection import layer_connection
 from kindex_olap.layers.groups import Group, groups
-from kindex_olap.layers.partitions import write_environments
+from kindex_olap.layers.partitions import (
+    narrowed_of,
+    with_kept_rows,
+    write_environments,
+    write_narrowed,
+)
 from kindex_olap.layers.points import TABLE as POINTS
 from kindex_olap.layers.points import write_points
 from kindex_olap.layers.step_tests import write_step_tests
@@ -74,20 +83,23 @@ class LayerReport:
 
 def needs_update(tx: Transaction) -> bool:
     """Whether the lake commit `tx` changes what the layers hold: it adds runs, or rows that
-    describe runs (_DESCRIBED), or the lake has no layers yet."""
-    return not tx.base.has_layers or any(tx.written(table) for table in _DESCRIBED)
+    describe runs (cells.DESCRIBED), or the lake has no layers yet."""
+    return not tx.base.has_layers or any(tx.written(table) for table in DESCRIBED)
 
 
 def update(tx: Transaction, full: bool = False) -> LayerReport:
     """Write the layers of the lake commit `tx` is about to make into `tx` (before its commit):
-    the environments it added runs to, or every one when `full` or the lake has none yet."""
+    the environments it added runs to (in each, the kernels it added runs of, where those are
+    some of them: kindex_olap.layers.cells), or every one when `full` or the lake has none
+    yet."""
     started = time.perf_counter()
     con = layer_connection(tx)
     try:
         define_views(con, tx.pending(), live=True, lean=True)  # the macros and what they read
-        touched = None if full or not tx.base.has_layers else _touched_environments(con, tx)
-        if touched is not None and _every_environment(con, touched):
-            touched = None  # one full build costs less than replacing every partition
+        cells = EVERY if full or not tx.base.has_layers else touched_cells(con, tx)
+        touched = cells.environments
+        if touched is not None and not cells.operations and _every_environment(con, touched):
+            cells, touched = EVERY, None  # one full build costs less than every partition
         everything = touched is None
         if everything:  # today's columns for the layers' empty files (read where none is written)
             write_empty_tables(tx.lake.meta / "empty", again=LAYERS)
@@ -97,8 +109,8 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
                 "CREATE TEMP TABLE touched AS SELECT unnest(?::VARCHAR[]) AS environment_digest",
                 [touched],
             ).fetchall()
-        by_label = groups(con, touched, GROUP_RUNS, as_run_labels=True)
-        by_operation = groups(con, touched, GROUP_RUNS)
+        by_label = groups(con, touched, GROUP_RUNS, True, cells.kernels(as_run_labels=True))
+        by_operation = groups(con, touched, GROUP_RUNS, False, cells.kernels(as_run_labels=False))
         for table, source, view, labels in PER_ENVIRONMENT:
             fresh = f"fresh_{table}"  # names from the constants above
             if table == "layer_replicate_pairs":  # the series both replicate layers read
@@ -108,7 +120,8 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
             parts = by_label if labels else by_operation
             # the pairs are read by no later layer: written, never held
             kept = None if view is None else fresh
-            rows[table] = _fill(con, kept, source, parts, (tx, table, everything))
+            written = _Written(tx, table, everything, cells.kernels(labels))
+            rows[table] = _fill(con, kept, source, parts, written)
             if table == "layer_run_code":  # no kernel: its readers join it to their runs
                 _read_instead(con, "run_code_for", fresh, None)
             if view is not None:
@@ -120,59 +133,53 @@ def update(tx: Transaction, full: bool = False) -> LayerReport:
         ).fetchall()
         rows[NOISE_MODEL] = _count(con, f"fresh_{NOISE_MODEL}")
         # the speedups and the summary change where the pairs or the floors did
-        moved = None if touched is None else _floors_moved(con, touched)
+        floors = None if touched is None else _floors_moved(con)
+        moved = None if touched is None or floors is None else sorted(set(touched) | floors)
         write_relation(tx, NOISE_MODEL, con.table(f"fresh_{NOISE_MODEL}"), replace=True)
-        rows[POINTS], reordered = write_points(con, tx, touched)
+        rows[POINTS], reordered = write_points(con, tx, cells)
         # last: they read the layers written above, by today's rules (what this lake commit
         # records; until now its pending snapshot read the base's layers as the base recorded)
         tx.layer_rules = schema.LAYER_RULES
         read_written_layers(con, tx)
         tested = None if reordered else moved
-        for number, group in enumerate(groups(con, tested, STEP_TEST_RUNS)):
+        # a step's test reads its environment's floors: a narrowed environment's kernels are
+        # tested again alone unless they moved
+        narrowed = {
+            e: kernels
+            for e, kernels in cells.operations.items()
+            if tested is not None and floors is not None and e not in floors
+        }
+        seen: set[str] = set()
+        for number, group in enumerate(groups(con, tested, STEP_TEST_RUNS, False, narrowed)):
             # a whole table's first group replaces it, the others add to it
-            tests = write_step_tests(con, tx, group, whole=tested is None, first=number == 0)
+            tests = write_step_tests(
+                con,
+                tx,
+                group,
+                whole=tested is None,
+                first=number == 0,
+                narrowed=narrowed_of(group, narrowed, seen),
+            )
             for name, written_rows in tests.items():
                 rows[name] = rows.get(name, 0) + written_rows
-        rows.update(write_whole(con, tx, moved))
+        rows.update(write_whole(con, tx, moved, narrowed))
     finally:
         con.close()
     count = None if touched is None else len(touched)
     return LayerReport(count, rows, time.perf_counter() - started)
 
 
-# The tables whose new rows change what the layers hold, and which runs they describe (SQL over
-# `added`, the rows this lake commit adds): the runs themselves, the dimension rows the stored
-# pairs read (names, shapes, providers: by a digest of the run, or of its workload), and
-# provenance (a git commit changes a run's code).
-_DESCRIBED = {
-    "runs": "run_id IN (SELECT run_id FROM added)",
-    "environments": "environment_digest IN (SELECT environment_digest FROM added)",
-    "protocols": "protocol_digest IN (SELECT protocol_digest FROM added)",
-    "implementations": "implementation_digest IN (SELECT implementation_digest FROM added)",
-    "workloads": "workload_digest IN (SELECT workload_digest FROM added)",
-    "operations": "workload_digest IN (SELECT workload_digest FROM workloads WHERE "
-    "operation_spec_digest IN (SELECT operation_spec_digest FROM added))",
-    "run_provenance": "run_id IN (SELECT run_id FROM added)",
-}
-_ADDED = "kindex_added_files"  # the variable holding one table's added files
+@dataclass
+class _Written:
+    """Where _fill writes a layer's rows: into `tx`'s `table`, as every environment's
+    (`everything`) or as the groups' environments' partitions; in those of `narrowed`
+    (environment: the kernels recomputed), with the rows the lake commit before stored for the
+    environment's other kernels."""
 
-
-def _touched_environments(con: duckdb.DuckDBPyConnection, tx: Transaction) -> list[str] | None:
-    """The environments whose layers the lake commit `tx` changes: those of the runs its new
-    rows describe, read through the views of the lake commit being made (`con`). None: every
-    one, when such a run has no environment (the environment filters cannot name it)."""
-    found: set[str | None] = set()
-    for table, described in _DESCRIBED.items():
-        files = [str(p) for p in tx.written(table)]
-        if not files:
-            continue
-        con.execute(f"SET VARIABLE {_ADDED} = ?", [files]).fetchall()
-        added = scan_sql(table, f"getvariable('{_ADDED}')")
-        sql = f"WITH added AS ({added}) SELECT DISTINCT environment_digest FROM run_rows WHERE {described}"
-        found |= {row[0] for row in con.execute(sql).fetchall()}
-    if None in found:
-        return None
-    return sorted(str(digest) for digest in found)
+    tx: Transaction
+    table: str
+    everything: bool
+    narrowed: dict[str, list[str]]
 
 
 def _read_instead(
@@ -196,39 +203,59 @@ def _fill(
     fresh: str | None,
     source: str,
     parts: list[Group],
-    written: tuple[Transaction, str, bool] | None = None,
+    written: _Written | None = None,
 ) -> int:
     """The temporary table `fresh` (None: none) of the rows of `source` (a table macro call over
-    $environments and $kernels) for every group of runs, one group at a time; with `written`
-    (the transaction, the layer table, whether its rows are every environment's), each group's
-    rows are also written into its environments' partitions as they are computed: written from
-    the whole table at the end, the 5M-run lake's 24.5M pairs were sorted past the memory limit
-    (212 s). A group's kernels are a range of the kernel order, so where a layer's order starts
-    with the kernel (the pairs, the points) a partition's files keep it. Returns the rows."""
+    $environments and $kernels) for every group of runs, one group at a time; with `written`,
+    each group's rows are also written into its environments' partitions as they are computed:
+    written from the whole table at the end, the 5M-run lake's 24.5M pairs were sorted past the
+    memory limit (212 s). A group's kernels are a range of the kernel order, so where a layer's
+    order starts with the kernel (the pairs, the points) a partition's files keep it. A group
+    of a narrowed environment is written as kindex_olap.layers.partitions.write_narrowed says;
+    its first brings the rows stored for the environment's other kernels into `fresh`. Returns
+    the rows computed."""
     rows = 0
+    seen: set[str] = set()
     for number, group in enumerate(parts):
         params = {"environments": group.environments, "kernels": group.kernels}
         start = f"CREATE TEMP TABLE {fresh} AS" if number == 0 else f"INSERT INTO {fresh}"
         if written is None:
             con.execute(f"{start} SELECT * FROM {source}", params).fetchall()  # fixed names
             continue
-        tx, table, everything = written
         con.execute(
             f"CREATE OR REPLACE TEMP TABLE kindex_group AS SELECT * FROM {source}", params
         ).fetchall()  # fixed names
-        write_environments(
-            tx, table, con.table("kindex_group"), group.environments, everything and number == 0
-        )
         rows += _count(con, "kindex_group")
+        narrowed = narrowed_of(group, written.narrowed, seen)
+        held = "kindex_group"
+        if fresh is not None and narrowed is not None and narrowed.first:
+            sql, kept_params = with_kept_rows(
+                con, written.tx, written.table, held, narrowed.environment, narrowed.kernels
+            )  # the rows of the environment's other kernels too, for the layers after it
+            con.execute(f"CREATE TEMP TABLE kindex_kept AS {sql}", kept_params).fetchall()
+            held = "kindex_kept"
+        if narrowed is not None:
+            fresh_sql: tuple[str, dict[str, Any]] = ("SELECT * FROM kindex_group", {})
+            write_narrowed(con, written.tx, written.table, fresh_sql, narrowed)
+        else:
+            write_environments(
+                written.tx,
+                written.table,
+                con.table(held),
+                group.environments,
+                written.everything and number == 0,
+            )
         if fresh is not None:
-            con.execute(f"{start} SELECT * FROM kindex_group").fetchall()  # fixed names
+            by_name = "" if number == 0 else " BY NAME"  # the kept rows' columns by name
+            con.execute(f"{start}{by_name} SELECT * FROM {held}").fetchall()  # fixed names
+        con.execute("DROP TABLE IF EXISTS kindex_kept").fetchall()
         con.execute("DROP TABLE kindex_group").fetchall()
     return rows
 
 
-def _floors_moved(con: duckdb.DuckDBPyConnection, touched: list[str]) -> list[str] | None:
-    """`touched` and the environments whose floors the fresh noise model changed (a pooled
-    floor moves with every environment's pairs); None: every one (one without a digest)."""
+def _floors_moved(con: duckdb.DuckDBPyConnection) -> set[str] | None:
+    """The environments whose floors the fresh noise model changed (a pooled floor moves with
+    every environment's pairs); None: every one (one without a digest)."""
     rows = con.execute(
         f"SELECT DISTINCT environment_digest FROM ("
         f"(SELECT * FROM temp.fresh_{NOISE_MODEL} EXCEPT SELECT * FROM {NOISE_MODEL}) "
@@ -237,7 +264,7 @@ def _floors_moved(con: duckdb.DuckDBPyConnection, touched: list[str]) -> list[st
     moved = {row[0] for row in rows}
     if None in moved:
         return None
-    return sorted(set(touched) | {str(digest) for digest in moved})
+    return {str(digest) for digest in moved}
 
 
 def _every_environment(con: duckdb.DuckDBPyConnection, touched: list[str]) -> bool:

@@ -53,13 +53,16 @@ def groups(
     environments: list[str] | None,
     most: int,
     as_run_labels: bool = False,
+    narrowed: dict[str, list[str]] | None = None,
 ) -> list[Group]:
     """The runs of the `environments` (None: every one) of the lake commit `con` reads, in
     groups of at most `most` runs where the kernels allow: environments of fewer runs together
     (digest order), an environment of more split by kernel (a kernel of more alone). Kernels
     by their operation, or by the runs' own labels with `as_run_labels`. [EVERYTHING] where a
     run has no environment; an environment of more runs with a run of no kernel is one group
-    (no filter names NULL)."""
+    (no filter names NULL). An environment of `narrowed` (environment: kernels) gives groups of
+    those kernels only, each group of that environment alone (kindex_olap.layers.cells)."""
+    narrowed = narrowed or {}
     sql = _LABEL if as_run_labels else _OPERATION
     rows = con.execute(
         f"SELECT * FROM ({sql}) ORDER BY environment_digest NULLS FIRST, kernel NULLS FIRST",
@@ -74,25 +77,30 @@ def groups(
     found: list[Group] = []
     for digest in sorted(kernels) if environments is None else sorted(set(environments)):
         counts = kernels.get(digest, [])
+        if digest in narrowed:
+            chosen = set(narrowed[digest])
+            counts = [(k, n) for k, n in counts if k in chosen]
+            found += [Group([digest], [str(k) for k in part]) for part in packed(counts, most)]
+            continue
         runs = sum(count for _, count in counts)
         if runs > most and all(kernel is not None for kernel, _ in counts):
-            found += [Group([digest], [str(k) for k in part]) for part in _packed(counts, most)]
+            found += [Group([digest], [str(k) for k in part]) for part in packed(counts, most)]
         else:
             small.append((digest, runs))
-    found += [Group(part) for part in _packed(small, most)]
+    found += [Group(part) for part in packed(small, most)]
     return found or [Group([])]
 
 
-def _packed(counts: list[tuple[T, int]], most: int) -> list[list[T]]:
+def packed(counts: list[tuple[T, int]], most: int) -> list[list[T]]:
     """The items of `counts` (item, runs) in lists of at most `most` runs, in order (an item
     of more alone)."""
-    packed: list[list[T]] = []
+    parts: list[list[T]] = []
     part: list[T] = []
     runs = 0
     for item, count in counts:
         if part and runs + count > most:
-            packed.append(part)
+            parts.append(part)
             part, runs = [], 0
         part.append(item)
         runs += count
-    return [*packed, part] if part else packed
+    return [*parts, part] if part else parts

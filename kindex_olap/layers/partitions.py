@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from kindex_olap.lake.transaction import Transaction, write_relation
-from kindex_olap.layers.groups import Group
+import duckdb
+
+from kindex_olap.lake.tables import partition_folder, scan_sql
+from kindex_olap.lake.transaction import Transaction, write_partition, write_relation
+from kindex_olap.layers.groups import Group, packed
+from kindex_olap.schema import check_table
 
 
 def environments_of(parts: list[Group]) -> list[str] | None:
@@ -39,3 +44,144 @@ def write_environments(
         write_relation(
             tx, table, relation, replace=everything and number == 0, partitions=partition
         )
+
+
+# The layers keyed by run (no kernel column): a row is a kernel's where its run's label is.
+BY_RUN = ("layer_run_code", "layer_replicate_spread")
+
+
+def with_kept_rows(
+    con: duckdb.DuckDBPyConnection,
+    tx: Transaction,
+    table: str,
+    fresh: str,
+    environment: str,
+    kernels: list[str],
+) -> tuple[str, dict[str, Any]]:
+    """The rows of the temporary table `fresh` (a layer `table`'s rows, recomputed for some
+    `kernels` of one `environment`) in that environment, with the rows the lake commit before
+    stored there for its other kernels (kindex_olap.layers.cells): the partition's rows as a
+    computation of the whole environment gives them, which the partition's write replaces. As
+    SQL and its parameters."""
+    check_table(table)
+    variable = f"kindex_kept_{table}"  # names from the fixed table list
+    con.execute(f"SET VARIABLE {variable} = ?", [tx.base.files(table)]).fetchall()
+    if table in BY_RUN:
+        other = (
+            "run_id NOT IN (SELECT run_id FROM run_rows WHERE environment_digest = $environment "
+            "AND list_contains($kernels, kernel))"
+        )
+    else:
+        other = "(kernel IS NULL OR NOT list_contains($kernels, kernel))"
+    return (
+        f"SELECT * FROM {fresh} WHERE environment_digest = $environment "
+        f"UNION ALL BY NAME SELECT * FROM ({scan_sql(table, f'getvariable({variable!r})')}) "
+        f"WHERE environment_digest = $environment AND {other}",
+        {"environment": environment, "kernels": kernels},
+    )
+
+
+# The rows of a file of stored rows that a narrowed update writes again (swap_kernels): the
+# rows of a partition's other kernels are written back in files of a range of kernels each, so
+# that a later ingest of one kernel rewrites the file of its range, not its environment's rows
+# (at 1M runs over 8 GPUs, an environment's pairs are 260k rows: 1.75 s to write sorted).
+KEPT_FILE_ROWS = 40_000
+
+
+def swap_kernels(
+    con: duckdb.DuckDBPyConnection,
+    tx: Transaction,
+    table: str,
+    fresh: tuple[str, dict[str, Any]],
+    environment: str,
+    kernels: list[str],
+    first: bool,
+) -> None:
+    """Write the rows of `fresh` (SQL and its parameters: `table`'s rows of some of `kernels`,
+    recomputed, in `environment`) as files of the environment's partition in `tx`; with
+    `first`, the stored files of the partition that hold a row of `kernels` give way to them
+    and to files of their other kernels' rows, in ranges of KEPT_FILE_ROWS rows. The partition's
+    files that hold none of `kernels` stay as they are."""
+    partition: dict[str, str | None] = {"environment_digest": environment}
+    sql, params = fresh
+    written = write_partition(tx, table, con.sql(sql, params=params), partition)
+    affected: list[str] = []
+    if first:
+        folder = f"/environment_digest={partition_folder(environment)}/"
+        stored = [f for f in tx.base.tables.get(table, []) if folder in f]
+        variable = f"kindex_swap_{table}"  # names from the fixed table list
+        con.execute(f"SET VARIABLE {variable} = ?", [stored]).fetchall()
+        counts = (
+            con.execute(
+                f"SELECT filename, kernel, count(*) FROM read_parquet(getvariable('{variable}'), "
+                "filename = true, hive_partitioning = false) GROUP BY ALL",
+            ).fetchall()
+            if stored
+            else []
+        )
+        recomputed = set(kernels)
+        affected = sorted({str(f) for f, kernel, _ in counts if kernel in recomputed})
+        rows: dict[str | None, int] = {}
+        for name, kernel, count in counts:
+            if name in affected and kernel not in recomputed:
+                rows[kernel] = rows.get(kernel, 0) + int(count)
+        con.execute(f"SET VARIABLE {variable} = ?", [affected]).fetchall()
+        scan = scan_sql(table, f"getvariable('{variable}')")
+        ordered = sorted(rows.items(), key=lambda item: (item[0] is not None, item[0] or ""))
+        for part in packed(ordered, KEPT_FILE_ROWS):
+            named = [k for k in part if k is not None]
+            kept = con.sql(
+                f"SELECT * FROM ({scan}) WHERE list_contains($kernels, kernel) "
+                "OR ($null AND kernel IS NULL)",
+                params={"kernels": named, "null": None in part},
+            )
+            written += write_partition(tx, table, kept, partition, split=False)
+    tx.swap(table, affected, written)
+
+
+@dataclass(frozen=True)
+class Narrowed:
+    """A group of runs of a narrowed environment (kindex_olap.layers.cells): the `environment`,
+    every kernel recomputed there (`kernels`: the group's are some of them), and whether the
+    group is the environment's `first` (whose write replaces the stored rows of `kernels`)."""
+
+    environment: str
+    kernels: list[str]
+    first: bool
+
+
+def narrowed_of(group: Group, narrowed: dict[str, list[str]], seen: set[str]) -> Narrowed | None:
+    """`group` as a group of a narrowed environment (of `narrowed`: environment: kernels), or
+    None; `seen` holds the environments met before (updated)."""
+    if not group.environments or len(group.environments) != 1:
+        return None
+    environment = group.environments[0]
+    if environment not in narrowed:
+        return None
+    first = environment not in seen
+    seen.add(environment)
+    return Narrowed(environment, narrowed[environment], first)
+
+
+def write_narrowed(
+    con: duckdb.DuckDBPyConnection,
+    tx: Transaction,
+    table: str,
+    fresh: tuple[str, dict[str, Any]],
+    narrowed: Narrowed,
+) -> None:
+    """Write the rows of `fresh` (SQL and its parameters: rows of `table` that a group of a
+    narrowed environment recomputed) into `tx`: in files of their own (swap_kernels), or where
+    the table has no kernel column (BY_RUN), as the environment's partition with the stored rows
+    of its other kernels (the first group's write; the others add to it)."""
+    sql, params = fresh
+    if table not in BY_RUN:
+        swap_kernels(con, tx, table, fresh, narrowed.environment, narrowed.kernels, narrowed.first)
+        return
+    if narrowed.first:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE kindex_fresh AS {sql}", params).fetchall()
+        sql, params = with_kept_rows(
+            con, tx, table, "kindex_fresh", narrowed.environment, narrowed.kernels
+        )
+    partitions: set[str | None] = {narrowed.environment}
+    write_relation(tx, table, con.sql(sql, params=params), partitions=partitions)

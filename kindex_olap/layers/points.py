@@ -20,8 +20,14 @@ from typing import Any
 import duckdb
 
 from kindex_olap.lake.transaction import Transaction
+from kindex_olap.layers.cells import EVERY, Touched
 from kindex_olap.layers.groups import Group, groups
-from kindex_olap.layers.partitions import environments_of, write_environments
+from kindex_olap.layers.partitions import (
+    Narrowed,
+    environments_of,
+    write_environments,
+    write_narrowed,
+)
 from kindex_olap.schema import column_types
 
 TABLE = "layer_points"
@@ -31,53 +37,72 @@ _VALUES = {"latency": "log_mean", "speedup": "speedup_log_mean"}
 
 
 def write_points(
-    con: duckdb.DuckDBPyConnection, tx: Transaction, touched: list[str] | None
+    con: duckdb.DuckDBPyConnection, tx: Transaction, cells: Touched
 ) -> tuple[int, bool]:
-    """Compute the points of the `touched` environments (None: every one) over the lake commit
-    `con`'s views read, with their change points, and write them into `tx`. Returns the rows
-    written, and whether they are every environment's (the version order moved)."""
-    parts = _compute(con, touched)
+    """Compute the points of the environments `cells` touched (of a narrowed one, the kernels
+    recomputed) over the lake commit `con`'s views read, with their change points, and write
+    them into `tx`. Returns the rows written, and whether
+    they are every environment's (the version order moved)."""
+    touched = cells.environments
+    parts = _compute(con, touched, cells.operations)
     # the stored change points were found in the order of the lake commit before: do the labels
     # the stored points hold keep that order?
-    before = _order(con, touched, before=True)
-    order = _order(con, touched, before=False)
+    before = _order(con, cells, before=True)
+    order = _order(con, cells, before=False)
     held = set(before)
     moved = [label for label in order if label in held] != before
     if moved and touched is not None:
         touched = None  # every environment's series may be ordered otherwise now
-        parts = _compute(con, touched)
-        order = _order(con, touched, before=False)
+        parts = _compute(con, touched, {})
+        order = _order(con, EVERY, before=False)
     _add_change_points(con, order, reuse=not moved)
     names = [name for name, _ in column_types()[TABLE]]
     # the points joined to their change points as they are written (a table of the join first
     # copied every point and its runs' list once more: 0.38 s of 3.4 s at 100k runs)
-    relation = con.sql(
+    selected = (
         f"SELECT {', '.join(names)} FROM {FRESH} "
         "LEFT JOIN fresh_change_points USING (series_key, point_key)"
     )  # names from tables.sql; a point has one row of change points at most
-    write_environments(tx, TABLE, relation, environments_of(parts), touched is None)
+    environments = environments_of(parts)
+    narrowed = {} if touched is None or environments is None else cells.operations
+    whole = environments if not narrowed else [e for e in environments or () if e not in narrowed]
+    if whole is None or whole or not narrowed:
+        write_environments(tx, TABLE, con.sql(selected), whole, touched is None)
+    for environment, kernels in narrowed.items():
+        recomputed = (
+            f"SELECT * FROM ({selected}) WHERE environment_digest = $environment "
+            "AND list_contains($kernels, kernel)",
+            {"environment": environment, "kernels": kernels},
+        )
+        write_narrowed(con, tx, TABLE, recomputed, Narrowed(environment, kernels, first=True))
     return int(con.execute(f"SELECT count(*) FROM {FRESH}").fetchall()[0][0]), touched is None
 
 
-def _order(con: duckdb.DuckDBPyConnection, touched: list[str] | None, before: bool) -> list[str]:
-    """The version order of the lake commit being made (the fresh points of the touched
-    environments and the stored ones of the others), or with `before` of the lake commit
-    before it (its stored points alone)."""
+def _order(con: duckdb.DuckDBPyConnection, cells: Touched, before: bool) -> list[str]:
+    """The version order of the lake commit being made (the fresh points of what `cells` names
+    and the stored ones of the rest), or with `before` of the lake commit before it (its stored
+    points alone)."""
     from kindex_olap.query.stored import ordered_versions
 
     if before:
         source = "SELECT version, first_observed FROM layer_points"
         params: list[Any] = []
-    elif touched is None:
+    elif cells.environments is None:
         source = f"SELECT version, first_observed FROM {FRESH}"
         params = []
     else:
+        kept = " ".join(
+            "OR (environment_digest = ? AND (kernel IS NULL OR NOT list_contains(?, kernel)))"
+            for _ in cells.operations
+        )
         source = (
             "SELECT version, first_observed FROM layer_points "
-            "WHERE NOT list_contains(?::VARCHAR[], environment_digest) "
+            f"WHERE NOT list_contains(?::VARCHAR[], environment_digest) {kept} "
             f"UNION ALL SELECT version, first_observed FROM {FRESH}"
         )
-        params = [touched]
+        params = [cells.environments]
+        for environment, kernels in cells.operations.items():
+            params += [environment, kernels]
     rows = con.execute(
         f"SELECT version, min(first_observed) FROM ({source}) WHERE version IS NOT NULL "
         "GROUP BY version",
@@ -86,22 +111,27 @@ def _order(con: duckdb.DuckDBPyConnection, touched: list[str] | None, before: bo
     return ordered_versions(rows)
 
 
-def _compute(con: duckdb.DuckDBPyConnection, touched: list[str] | None) -> list[Group]:
+def _compute(
+    con: duckdb.DuckDBPyConnection, touched: list[str] | None, narrowed: dict[str, list[str]]
+) -> list[Group]:
     """The points of the `touched` environments (None: every one) into FRESH, a group of runs at
     a time (kindex_olap.layers.groups): a series is one kernel's of one environment, and the
     points' aggregates (medians, lists of runs) do not spill, so their memory is that of the
-    runs computed at once, not the lake's. Returns the groups."""
-    parts = groups(con, touched, POINT_RUNS)
-    for number, group in enumerate(parts):
-        start = (
-            f"CREATE OR REPLACE TEMP TABLE {FRESH} AS" if number == 0 else f"INSERT INTO {FRESH}"
-        )
+    runs computed at once, not the lake's. Of a `narrowed` environment (environment: kernels),
+    those kernels only: its others' stored points stay in their files. Returns the groups."""
+    parts = groups(con, touched, POINT_RUNS, narrowed=narrowed)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {FRESH} AS {_EMPTY}").fetchall()
+    for group in parts:
         con.execute(
-            f"{start} SELECT * FROM history_point_rows_for("
+            f"INSERT INTO {FRESH} SELECT * FROM history_point_rows_for("
             "?::VARCHAR[], false, kernel_filter := ?::VARCHAR[])",
             [group.environments, group.kernels],
         ).fetchall()
     return parts
+
+
+# FRESH's columns, no rows
+_EMPTY = "SELECT * FROM history_point_rows_for([]::VARCHAR[], false) LIMIT 0"
 
 
 # The runs whose points one statement computes: a point's medians, ordered means and list of
@@ -155,6 +185,7 @@ _KEPT = """
 WITH stored AS (
     SELECT * FROM stored_history_points()
     WHERE ? AND environment_digest IN (SELECT DISTINCT environment_digest FROM {fresh})
+      AND series_key IN (SELECT series_key FROM {fresh})
 ),
 compared AS (
     SELECT coalesce(f.series_key, s.series_key) AS series_key,

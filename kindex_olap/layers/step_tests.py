@@ -19,6 +19,7 @@ import numpy as np
 from kindex_olap.arrow_numpy import array
 from kindex_olap.lake.transaction import Transaction, write_relation
 from kindex_olap.layers.groups import Group
+from kindex_olap.layers.partitions import Narrowed, write_narrowed
 
 TABLE = "layer_step_tests"
 
@@ -29,13 +30,15 @@ def write_step_tests(
     group: Group,
     whole: bool = False,
     first: bool = True,
+    narrowed: Narrowed | None = None,
 ) -> dict[str, int]:
     """Test every step of the main-branch series of a `group` of runs (kindex_olap.layers.groups)
     in version order, over the lake commit whose layers `con` reads (its points and floors are
     written into `tx` by now), and write the tests and the steps (kindex_olap.layers.steps)
     into `tx`: into its environments' partitions, or with `whole` (or a group of every
     environment) into the whole tables, which the `first` group replaces and the others add
-    to. Returns the rows written per table."""
+    to; a group of a narrowed environment as kindex_olap.layers.partitions.write_narrowed says.
+    Returns the rows written per table."""
     import pyarrow as pa
 
     from kindex_olap.layers.steps import TABLE as STEPS
@@ -65,8 +68,8 @@ def write_step_tests(
         # the points of other series are read where the group holds most of the lake's series
         # (select_points); writing their tests into these partitions would count them twice
         keys = fetch_numpy(con, f"SELECT DISTINCT series_key FROM ({only[0]})", only[1])
-        keep = np.isin(points["series_key"], keys["series_key"])
-        points = {name: values[keep] for name, values in points.items()}
+        mine = np.isin(points["series_key"], keys["series_key"])
+        points = {name: values[mine] for name, values in points.items()}
     # the p-values do not depend on the rules' thresholds (they decide verdicts, at read time)
     tests = tests_of(points, Rules(), stored=True)
     parts: list[tuple[np.ndarray, str, str, np.ndarray]] = []  # (points, series, test, p)
@@ -83,6 +86,7 @@ def write_step_tests(
     table = pa.table(
         {
             "environment_digest": array(points["environment_digest"][where].astype(object)),
+            "kernel": array(points["kernel"][where].astype(object)),
             "series": array(np.repeat([p[1] for p in parts], sizes).astype(object)),
             "test": array(np.repeat([p[2] for p in parts], sizes).astype(object)),
             "pvalue": array(np.concatenate([p[3] for p in parts]).astype(np.float64)),
@@ -91,6 +95,13 @@ def write_step_tests(
     whole = whole or group.environments is None
     partitions: set[str | None] | None = None if whole else set(group.environments or ())
     replace = whole and first
-    write_relation(tx, TABLE, con.from_arrow(table), replace=replace, partitions=partitions)
-    steps_written = write_steps(con, tx, points, tests, partitions, replace)
+    if narrowed is not None:
+        con.register("fresh_layer_step_tests", table)
+        try:
+            write_narrowed(con, tx, TABLE, ("SELECT * FROM fresh_layer_step_tests", {}), narrowed)
+        finally:
+            con.unregister("fresh_layer_step_tests")
+    else:
+        write_relation(tx, TABLE, con.from_arrow(table), replace=replace, partitions=partitions)
+    steps_written = write_steps(con, tx, points, tests, partitions, replace, narrowed)
     return {TABLE: int(table.num_rows), STEPS: steps_written}

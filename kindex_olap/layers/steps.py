@@ -18,6 +18,7 @@ import numpy as np
 
 from kindex_olap.arrow_numpy import array
 from kindex_olap.lake.transaction import Transaction, write_relation
+from kindex_olap.layers.partitions import Narrowed, write_narrowed
 from kindex_olap.query.history_report import step_columns
 from kindex_olap.query.steps import Columns, Tests
 from kindex_olap.schema import column_types
@@ -34,10 +35,12 @@ def write_steps(
     tests: Tests,
     partitions: set[str | None] | None,
     replace: bool,
+    narrowed: Narrowed | None = None,
 ) -> int:
     """Write every step of `tests` (of `points`, fetched with their text, point_key and
     point_index) into `tx`: as the `partitions` (environments) given, else as the whole table
-    (`replace`) or a part of it (a group of a full build). The clause columns a step verb filters by (dtype, axes) and the later point's runs (what
+    (`replace`) or a part of it (a group of a full build); a group of a narrowed environment as
+    kindex_olap.layers.partitions.write_narrowed says. The clause columns a step verb filters by (dtype, axes) and the later point's runs (what
     `kindex check` looks for) come from history_source, the points they were read from."""
     import pyarrow as pa
 
@@ -79,12 +82,15 @@ def write_steps(
     )
     con.register("fresh_layer_steps", steps)
     try:
-        relation = con.sql(
+        fresh = (
             f"SELECT {selected} FROM fresh_layer_steps s "
             "JOIN history_source p USING (series_key, point_key) "
             f"LEFT JOIN ({_INGESTED}) i USING (series_key, point_key)"
         )  # names and types from tables.sql
-        write_relation(tx, TABLE, relation, replace=replace, partitions=partitions)
+        if narrowed is None:
+            write_relation(tx, TABLE, con.sql(fresh), replace=replace, partitions=partitions)
+        else:
+            write_narrowed(con, tx, TABLE, (fresh, {}), narrowed)
     finally:
         con.unregister("fresh_layer_steps")
     return int(steps.num_rows)

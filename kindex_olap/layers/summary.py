@@ -16,6 +16,7 @@ instead of per question.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import duckdb
 
@@ -42,28 +43,41 @@ def read_written_layers(con: duckdb.DuckDBPyConnection, tx: Transaction) -> None
 
 
 def write_whole(
-    con: duckdb.DuckDBPyConnection, tx: Transaction, environments: list[str] | None
+    con: duckdb.DuckDBPyConnection,
+    tx: Transaction,
+    environments: list[str] | None,
+    narrowed: dict[str, list[str]] | None = None,
 ) -> dict[str, int]:
     """Compute the speedups and the summary of the lake commit `tx` is about to make on `con`
     (read_written_layers) and write them into `tx`: of the `environments` whose pairs or floors
     this lake commit changed, the lake commit before's rows for the others (a row depends on
-    its environment's pairs and floors only: every group holds one environment); of every
-    environment when None. Returns their rows."""
+    its environment's pairs and floors only: every group holds one environment), and of those
+    `narrowed` (environment: kernels; floors unchanged) the kernels only, the others' rows as
+    stored (a row depends on its kernel's pairs too); of every environment when None. Returns
+    their rows."""
     from kindex_olap.query.compile import stored_speedups_sql, stored_summary_sql
 
-    some = environments is not None
+    narrowed = {} if environments is None else (narrowed or {})
+    whole = None if environments is None else [e for e in environments if e not in narrowed]
     rows = {}
-    for table, sql in ((SPEEDUPS, stored_speedups_sql(some)), (SUMMARY, stored_summary_sql(some))):
-        if some:  # names from this module's constants
+    for table, made in ((SPEEDUPS, stored_speedups_sql), (SUMMARY, stored_summary_sql)):
+        sql = made(whole is not None)
+        params: list[Any] = [] if whole is None else [whole]
+        if environments is not None:  # names from this module's constants
             sql = (
                 f"SELECT * FROM {table} "
                 "WHERE coalesce(NOT list_contains(?::VARCHAR[], environment_digest), true) "
                 f"UNION ALL BY NAME SELECT * FROM ({sql})"
             )
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE fresh_{table} AS {sql}",
-            [environments, environments] if some else [],
-        ).fetchall()
+            params = [environments, *params]
+        for environment, kernels in narrowed.items():
+            sql += (
+                f" UNION ALL BY NAME SELECT * FROM {table} WHERE environment_digest = ? "
+                "AND (kernel IS NULL OR NOT list_contains(?::VARCHAR[], kernel))"
+                f" UNION ALL BY NAME SELECT * FROM ({made(True, True)})"
+            )
+            params += [environment, kernels, kernels, [environment]]
+        con.execute(f"CREATE OR REPLACE TEMP TABLE fresh_{table} AS {sql}", params).fetchall()
         write_relation(tx, table, con.table(f"fresh_{table}"), replace=True)
         rows[table] = int(con.execute(f"SELECT count(*) FROM fresh_{table}").fetchall()[0][0])
     return rows

@@ -177,28 +177,30 @@ DEFAULT_BASELINE = "baseline_rule IS NOT NULL"
 DEFAULT_PAIRING = "pairing = 'latest'"
 
 
-def stored_summary_sql(some: bool = False) -> str:
+def stored_summary_sql(some: bool = False, kernels: bool = False) -> str:
     """The summary of every default pair of the lake commit (every implementation against its
     cell's baseline, the newest runs), its template's columns: what layer_summary stores. some:
-    of the environments a `?` parameter lists."""
+    of the environments a `?` parameter lists; kernels: of the kernels a `?` parameter before
+    it lists."""
     spec = REGISTRY["summary"].sql
     assert spec is not None and spec.template is not None
-    rows = _default_pairs(spec, some)
+    rows = _default_pairs(spec, some, kernels)
     return _without_comments(read_sql(spec.template)).replace("{cases}", rows)
 
 
-def stored_speedups_sql(some: bool = False) -> str:
+def stored_speedups_sql(some: bool = False, kernels: bool = False) -> str:
     """Every column of the speedups of every default pair of the lake commit: what
-    layer_speedups stores. some: of the environments a `?` parameter lists."""
+    layer_speedups stores. some: of the environments a `?` parameter lists; kernels: of the
+    kernels a `?` parameter before it lists."""
     spec = REGISTRY["speedup"].sql
     assert spec is not None
-    return _default_pairs(spec, some)
+    return _default_pairs(spec, some, kernels)
 
 
-def _default_pairs(spec: VerbSql, some: bool) -> str:
+def _default_pairs(spec: VerbSql, some: bool, kernels: bool) -> str:
     environments = "?" if some else "NULL"
     return (
-        f"SELECT * FROM {spec.view}_for(NULL, {environments}, NULL) "
+        f"SELECT * FROM {spec.view}_for({'?' if kernels else 'NULL'}, {environments}, NULL) "
         f"WHERE {DEFAULT_BASELINE} AND {DEFAULT_PAIRING}"
     )
 

@@ -223,9 +223,10 @@ CREATE TABLE serving_runs (
 -- environment, computed once per lake commit by kindex_olap.layers from the views of the same
 -- name (sql/views/noise.sql) and written by the same lake commit as the runs they come from.
 -- An ingest recomputes the environments it touched (the tables are partitioned by
--- environment_digest) and the noise floors whole; verdicts, widened intervals and q-values are
--- computed from them at read time. A lake commit that records no layer (a lake written before
--- them) is read with the same views computed live.
+-- environment_digest), of those the kernels it touched where it touched some (a kernel's rows
+-- depend on its runs only: kindex_olap.layers.cells), and the noise floors whole; verdicts,
+-- widened intervals and q-values are computed from them at read time. A lake commit that
+-- records no layer (a lake written before them) is read with the same views computed live.
 
 -- run_code_for: the code each passed run measured.
 CREATE TABLE layer_run_code (
@@ -510,6 +511,7 @@ CREATE TABLE layer_speedups (
 -- correction needs only each family's p-values.
 CREATE TABLE layer_step_tests (
     environment_digest VARCHAR,
+    kernel             VARCHAR,  -- the series' (an ingest keeps the kernels it did not touch)
     series             VARCHAR,
     test               VARCHAR,
     pvalue             DOUBLE
