@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from realdata import KERNELINDEX_SLICES
 from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
@@ -231,6 +232,53 @@ def test_a_ci_run_of_one_kernel_recomputes_that_kernel_as_a_rebuild(
     out = CliRunner().invoke(app, ["migrate", "--lake", str(lake)])  # every layer again
     assert out.exit_code == 0 and "layers built" in out.stderr, out.output
     assert not differences(after, layer_rows(lake))
+
+
+def test_kernelindex_runs_of_some_kernels_at_a_time_equal_one_ingest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A KernelIndex export (whose runs' labels and operations differ, in case: the pairs and
+    points key kernels by operation, the replicate layers by label) ingested with its runs of
+    every other kernel first, then the rest into the same environments: the layers of one
+    ingest."""
+    import zstandard
+
+    from kindex_olap.importers.kernelindex.convert import import_kernelindex
+    from kindex_olap.layers import build, cells
+
+    raw = tmp_path / "raw"
+    import_kernelindex(str(KERNELINDEX_SLICES[0]), raw_dir=raw, ingest=False)
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir(), second.mkdir()
+    for path in sorted(raw.iterdir()):
+        if not path.name.startswith("runs-"):
+            os.link(path, first / path.name)
+            continue
+        text = zstandard.ZstdDecompressor().stream_reader(path.open("rb")).read().decode()
+        halves: tuple[list[str], list[str]] = ([], [])
+        benchmarks = [
+            json.loads(line)["run"]["spec"]["sourceNative"]["benchmark"]
+            for line in text.splitlines()
+        ]
+        kernels = sorted(set(benchmarks))
+        for line, benchmark in zip(text.splitlines(), benchmarks, strict=True):
+            halves[kernels.index(benchmark) % 2].append(line)
+        for folder, lines in zip((first, second), halves, strict=True):
+            (folder / path.name.removesuffix(".zst")).write_text("\n".join(lines) + "\n")
+    narrowed: list[dict[str, list[str]]] = []
+    touched = cells.touched
+
+    def recorded(*args: Any, **kwargs: Any) -> cells.Touched:
+        found = touched(*args, **kwargs)
+        narrowed.append(found.labels)
+        return found
+
+    monkeypatch.setattr(build, "touched_cells", recorded)
+    one, lake = tmp_path / "one", tmp_path / "lake"
+    assert ingest([raw], one).runs_added
+    assert ingest([first], lake).runs_added and ingest([second], lake).runs_added
+    assert len(narrowed) == 1 and narrowed[0]  # the second ingest kept other kernels' rows
+    assert not differences(layer_rows(lake), layer_rows(one))
 
 
 def test_layers_computed_a_group_of_runs_at_a_time_equal_one_computation(

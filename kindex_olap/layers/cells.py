@@ -63,12 +63,6 @@ class Touched:
     labels: dict[str, list[str]] = field(default_factory=dict)
     operations: dict[str, list[str]] = field(default_factory=dict)
 
-    def whole(self) -> list[str] | None:
-        """The touched environments recomputed whole (None: every one)."""
-        if self.environments is None:
-            return None
-        return [e for e in self.environments if e not in self.operations]
-
     def kernels(self, as_run_labels: bool) -> dict[str, list[str]]:
         """The kernels recomputed in each narrowed environment, by one of their names."""
         return self.labels if as_run_labels else self.operations
@@ -77,11 +71,11 @@ class Touched:
 EVERY = Touched(None)
 
 
-def touched(con: duckdb.DuckDBPyConnection, tx: Transaction, narrow: bool = True) -> Touched:
+def touched(con: duckdb.DuckDBPyConnection, tx: Transaction) -> Touched:
     """What the lake commit `tx` changes, read through the views of the lake commit being made
     (`con`): every environment (None) when a run it describes has no environment; an
-    environment narrowed to kernels when `narrow` and none of its runs described lacks a kernel,
-    changes its operation, or the kernels are every kernel the environment holds."""
+    environment narrowed to kernels unless one of its runs described lacks a kernel or changes
+    its operation, or the kernels are every kernel the environment holds."""
     runs_added = [str(p) for p in tx.written("runs")]
     con.execute(f"SET VARIABLE {_NEW_RUNS} = ?", [runs_added]).fetchall()
     new_runs = (
@@ -106,8 +100,6 @@ def touched(con: duckdb.DuckDBPyConnection, tx: Transaction, narrow: bool = True
     if None in environments:
         return EVERY
     found = Touched(sorted(str(e) for e in environments))
-    if not narrow:
-        return found
     for environment in found.environments or ():
         mine = [row for row in rows if row[0] == environment]
         if environment in whole or any(r[1] is None or r[2] is None for r in mine):

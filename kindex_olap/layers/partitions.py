@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -81,11 +82,12 @@ def with_kept_rows(
     )
 
 
-# The rows of a file of stored rows that a narrowed update writes again (swap_kernels): the
-# rows of a partition's other kernels are written back in files of a range of kernels each, so
-# that a later ingest of one kernel rewrites the file of its range, not its environment's rows
-# (at 1M runs over 8 GPUs, an environment's pairs are 260k rows: 1.75 s to write sorted).
-KEPT_FILE_ROWS = 40_000
+# The rows of a file a narrowed update writes (swap_kernels): a partition's rows of the kernels
+# recomputed, and of the other kernels of the files it replaces, are written in files of a range
+# of kernels each, so that a later ingest of one kernel rewrites the file of its range, not its
+# environment's rows (at 1M runs over 8 GPUs, an environment's pairs are 260k rows: 1.75 s to
+# write sorted), nor the rows of every kernel an ingest before it recomputed with it.
+RANGE_FILE_ROWS = 40_000
 
 
 def swap_kernels(
@@ -100,11 +102,17 @@ def swap_kernels(
     """Write the rows of `fresh` (SQL and its parameters: `table`'s rows of some of `kernels`,
     recomputed, in `environment`) as files of the environment's partition in `tx`; with
     `first`, the stored files of the partition that hold a row of `kernels` give way to them
-    and to files of their other kernels' rows, in ranges of KEPT_FILE_ROWS rows. The partition's
-    files that hold none of `kernels` stay as they are."""
+    and to files of their other kernels' rows. Both in ranges of RANGE_FILE_ROWS rows; the
+    partition's files that hold none of `kernels` stay as they are."""
     partition: dict[str, str | None] = {"environment_digest": environment}
     sql, params = fresh
-    written = write_partition(tx, table, con.sql(sql, params=params), partition)
+    # held once: the steps' rows are a join over history_source, which each file's write (and
+    # each of SPLIT's pieces) evaluated again
+    con.execute(f"CREATE OR REPLACE TEMP TABLE kindex_swap_fresh AS {sql}", params).fetchall()
+    counts = con.execute("SELECT kernel, count(*) FROM kindex_swap_fresh GROUP BY ALL").fetchall()
+    ranges = {kernel: int(count) for kernel, count in counts}
+    written = _in_ranges(con, tx, table, "kindex_swap_fresh", ranges, partition, split=True)
+    con.execute("DROP TABLE kindex_swap_fresh").fetchall()
     affected: list[str] = []
     if first:
         folder = f"/environment_digest={partition_folder(environment)}/"
@@ -121,22 +129,38 @@ def swap_kernels(
         )
         recomputed = set(kernels)
         affected = sorted({str(f) for f, kernel, _ in counts if kernel in recomputed})
-        rows: dict[str | None, int] = {}
+        kept: dict[str | None, int] = {}
         for name, kernel, count in counts:
             if name in affected and kernel not in recomputed:
-                rows[kernel] = rows.get(kernel, 0) + int(count)
+                kept[kernel] = kept.get(kernel, 0) + int(count)
         con.execute(f"SET VARIABLE {variable} = ?", [affected]).fetchall()
-        scan = scan_sql(table, f"getvariable('{variable}')")
-        ordered = sorted(rows.items(), key=lambda item: (item[0] is not None, item[0] or ""))
-        for part in packed(ordered, KEPT_FILE_ROWS):
-            named = [k for k in part if k is not None]
-            kept = con.sql(
-                f"SELECT * FROM ({scan}) WHERE list_contains($kernels, kernel) "
-                "OR ($null AND kernel IS NULL)",
-                params={"kernels": named, "null": None in part},
-            )
-            written += write_partition(tx, table, kept, partition, split=False)
+        scan = f"({scan_sql(table, f'getvariable({variable!r})')})"
+        written += _in_ranges(con, tx, table, scan, kept, partition, split=False)
     tx.swap(table, affected, written)
+
+
+def _in_ranges(
+    con: duckdb.DuckDBPyConnection,
+    tx: Transaction,
+    table: str,
+    source: str,
+    rows: dict[str | None, int],
+    partition: dict[str, str | None],
+    split: bool,
+) -> list[Path]:
+    """The rows of `source` (a table name or a parenthesized SELECT of `table`'s rows of one
+    `partition`) as files of kernel ranges of at most RANGE_FILE_ROWS rows (a kernel of more
+    alone), by `rows` (kernel: its rows, NULL first), not yet recorded (write_partition)."""
+    written: list[Path] = []
+    ordered = sorted(rows.items(), key=lambda item: (item[0] is not None, item[0] or ""))
+    for part in packed(ordered, RANGE_FILE_ROWS):
+        relation = con.sql(
+            f"SELECT * FROM {source} WHERE list_contains($kernels, kernel) "
+            "OR ($null AND kernel IS NULL)",
+            params={"kernels": [k for k in part if k is not None], "null": None in part},
+        )
+        written += write_partition(tx, table, relation, partition, split=split)
+    return written
 
 
 @dataclass(frozen=True)
