@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -104,20 +105,19 @@ def test_layers_after_several_ingests_equal_one_ingest(
     assert len(layer_rows(lake)["layer_replicate_pairs"]) > 500
 
 
-def by_environment(raw: Path, root: Path, parts: int) -> list[Path]:
-    """The raw bundle files of a lake in `parts` folders of whole environments (hard links),
-    the dimension and provenance files in the first: each later ingest touches only its own
-    environments, and moves the floors that pool every environment's pairs."""
+def split_by(raw: Path, root: Path, parts: int, key: Callable[[dict[str, Any]], str]) -> list[Path]:
+    """The raw bundle files of a lake in `parts` folders of whole groups by `key` of a bundle
+    (hard links), the dimension and provenance files in the first."""
     files = sorted(p for p in raw.iterdir() if p.is_file())
     groups: dict[str, list[Path]] = {}
     for path in files:
         if not path.name.startswith("_"):
             bundle = json.loads(path.read_text().split("\n\n", 1)[1])
-            groups.setdefault(bundle["environment"]["metadata"]["name"], []).append(path)
+            groups.setdefault(key(bundle), []).append(path)
     names = sorted(groups)
     folders = []
     for number in range(parts):
-        folder = root / f"environments{number}"
+        folder = root / f"part{number}"
         folder.mkdir(parents=True)
         chosen = [p for name in names[number::parts] for p in groups[name]]
         chosen += [p for p in files if p.name.startswith("_")] if number == 0 else []
@@ -125,6 +125,12 @@ def by_environment(raw: Path, root: Path, parts: int) -> list[Path]:
             os.link(path, folder / path.name)
         folders.append(folder)
     return folders
+
+
+def by_environment(raw: Path, root: Path, parts: int) -> list[Path]:
+    """Folders of whole environments (split_by): each later ingest touches only its own
+    environments, and moves the floors that pool every environment's pairs."""
+    return split_by(raw, root, parts, lambda b: str(b["environment"]["metadata"]["name"]))
 
 
 def test_layers_of_ingests_of_some_environments_equal_one_ingest(
@@ -144,27 +150,11 @@ def test_layers_of_ingests_of_some_environments_equal_one_ingest(
 
 
 def by_kernel(raw: Path, root: Path, parts: int) -> list[Path]:
-    """The raw bundle files of a lake in `parts` folders of whole kernels (hard links), the
-    dimension and provenance files in the first: each later ingest adds runs of its own kernels
-    to environments that hold others (a CI run of a few kernels)."""
-    files = sorted(p for p in raw.iterdir() if p.is_file())
-    groups: dict[str, list[Path]] = {}
-    for path in files:
-        if not path.name.startswith("_"):
-            bundle = json.loads(path.read_text().split("\n\n", 1)[1])
-            kernel = bundle["run"]["spec"]["sourceNative"]["benchmark"].split("/")[0]
-            groups.setdefault(kernel, []).append(path)
-    names = sorted(groups)
-    folders = []
-    for number in range(parts):
-        folder = root / f"kernels{number}"
-        folder.mkdir(parents=True)
-        chosen = [p for name in names[number::parts] for p in groups[name]]
-        chosen += [p for p in files if p.name.startswith("_")] if number == 0 else []
-        for path in chosen:
-            os.link(path, folder / path.name)
-        folders.append(folder)
-    return folders
+    """Folders of whole kernels (split_by): each later ingest adds runs of its own kernels to
+    environments that hold others (a CI run of a few kernels)."""
+    return split_by(
+        raw, root, parts, lambda b: str(b["run"]["spec"]["sourceNative"]["benchmark"]).split("/")[0]
+    )
 
 
 def test_layers_of_ingests_of_some_kernels_equal_one_ingest(
@@ -214,7 +204,7 @@ def test_a_ci_run_of_one_kernel_recomputes_that_kernel_as_a_rebuild(
     lake = tmp_path / "lake"
     shutil.copytree(liger_history_lake, lake)
     ci = tmp_path / "ci.jsonl"
-    with ci.open("w") as out:
+    with ci.open("w") as bundles:
         for path in sorted((liger_history_lake.parent / "raw").glob("liger_*")):
             bundle = json.loads(path.read_text().split("\n\n", 1)[1])
             run = bundle["run"]
@@ -223,7 +213,7 @@ def test_a_ci_run_of_one_kernel_recomputes_that_kernel_as_a_rebuild(
             run["metadata"]["name"] += "-ci"
             run["metadata"]["labels"]["liger_version"] = "99.0.0"
             run["spec"]["observedAt"] = "2030-01-01T00:00:00.000Z"
-            out.write(json.dumps(bundle) + "\n")
+            bundles.write(json.dumps(bundle) + "\n")
     monkeypatch.setattr(build, "write_whole", recorded)
     assert ingest([ci], lake).runs_added > 100
     assert narrowed and narrowed[0] and all(k == ["jsd"] for k in narrowed[0].values())
@@ -249,7 +239,8 @@ def test_kernelindex_runs_of_some_kernels_at_a_time_equal_one_ingest(
     raw = tmp_path / "raw"
     import_kernelindex(str(KERNELINDEX_SLICES[0]), raw_dir=raw, ingest=False)
     first, second = tmp_path / "first", tmp_path / "second"
-    first.mkdir(), second.mkdir()
+    first.mkdir()
+    second.mkdir()
     for path in sorted(raw.iterdir()):
         if not path.name.startswith("runs-"):
             os.link(path, first / path.name)
