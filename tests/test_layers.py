@@ -157,22 +157,30 @@ def by_kernel(raw: Path, root: Path, parts: int) -> list[Path]:
     )
 
 
+def recorded_touches(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What each layer update of an ingest found it touched (kindex_olap.layers.cells.Touched),
+    in order, from now on."""
+    from kindex_olap.layers import build, cells
+
+    found: list[cells.Touched] = []
+    touched = cells.touched
+
+    def recorded(*args: Any, **kwargs: Any) -> cells.Touched:
+        found.append(touched(*args, **kwargs))
+        return found[-1]
+
+    monkeypatch.setattr(build, "touched_cells", recorded)
+    return found
+
+
 def test_layers_of_ingests_of_some_kernels_equal_one_ingest(
     liger_history_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Later ingests recompute the kernels they add runs of and keep the others' stored rows
     (kindex_olap.layers.cells), in groups of a kernel too: the layers of one ingest."""
-    from kindex_olap.layers import build, cells, points
+    from kindex_olap.layers import build, points
 
-    narrowed: list[dict[str, list[str]]] = []
-    touched = cells.touched
-
-    def recorded(*args: Any, **kwargs: Any) -> cells.Touched:
-        found = touched(*args, **kwargs)
-        narrowed.append(found.operations)
-        return found
-
-    monkeypatch.setattr(build, "touched_cells", recorded)
+    touches = recorded_touches(monkeypatch)
     lake = tmp_path / "lake"
     for number, folder in enumerate(by_kernel(liger_history_lake.parent / "raw", tmp_path, 3)):
         if number == 2:  # a kernel a group, as in an environment past GROUP_RUNS
@@ -181,7 +189,7 @@ def test_layers_of_ingests_of_some_kernels_equal_one_ingest(
             monkeypatch.setattr(points, "POINT_RUNS", 1)
         assert ingest([folder], lake).runs_added
     # both later ingests kept other kernels' rows in some environment
-    assert len(narrowed) == 2 and all(narrowed)
+    assert len(touches) == 2 and all(t.operations for t in touches)
     assert not differences(layer_rows(lake), layer_rows(liger_history_lake))
 
 
@@ -234,7 +242,6 @@ def test_kernelindex_runs_of_some_kernels_at_a_time_equal_one_ingest(
     import zstandard
 
     from kindex_olap.importers.kernelindex.convert import import_kernelindex
-    from kindex_olap.layers import build, cells
 
     raw = tmp_path / "raw"
     import_kernelindex(str(KERNELINDEX_SLICES[0]), raw_dir=raw, ingest=False)
@@ -256,19 +263,12 @@ def test_kernelindex_runs_of_some_kernels_at_a_time_equal_one_ingest(
             halves[kernels.index(benchmark) % 2].append(line)
         for folder, lines in zip((first, second), halves, strict=True):
             (folder / path.name.removesuffix(".zst")).write_text("\n".join(lines) + "\n")
-    narrowed: list[dict[str, list[str]]] = []
-    touched = cells.touched
-
-    def recorded(*args: Any, **kwargs: Any) -> cells.Touched:
-        found = touched(*args, **kwargs)
-        narrowed.append(found.labels)
-        return found
-
-    monkeypatch.setattr(build, "touched_cells", recorded)
+    touches = recorded_touches(monkeypatch)
     one, lake = tmp_path / "one", tmp_path / "lake"
     assert ingest([raw], one).runs_added
     assert ingest([first], lake).runs_added and ingest([second], lake).runs_added
-    assert len(narrowed) == 1 and narrowed[0]  # the second ingest kept other kernels' rows
+    # the second ingest kept other kernels' rows
+    assert len(touches) == 1 and touches[0].labels
     assert not differences(layer_rows(lake), layer_rows(one))
 
 
