@@ -6,7 +6,7 @@ lake commit N reads the layers of exactly N's runs (`--as-of` too). The per-envi
 (run code, replicate pairs, replicate spread, pairs, points, steps) depend only on the runs of
 one environment, and a kernel's rows on that kernel's runs: an ingest recomputes the environments
 it added runs to and keeps the others' files, and where it added runs of some kernels of an
-environment, those kernels (kindex_olap.layers.cells, .partitions.write_narrowed). The noise
+environment, those kernels (kindex_olap.layers.cells, .partitions). The noise
 model's floors pool replicate pairs over every environment, so they are recomputed whole, from
 the stored pairs of the untouched environments and the fresh pairs of the touched ones: a few
 hundred rows. A lake without layers (written before them) gets them whole on its next write.
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import duckdb
 
@@ -29,6 +28,7 @@ from kindex_olap.layers.cells import touched as touched_cells
 from kindex_olap.layers.connection import layer_connection
 from kindex_olap.layers.groups import Group, groups
 from kindex_olap.layers.partitions import (
+    BY_RUN,
     narrowed_of,
     with_kept_rows,
     write_environments,
@@ -211,9 +211,10 @@ def _fill(
     written from the whole table at the end, the 5M-run lake's 24.5M pairs were sorted past the
     memory limit (212 s). A group's kernels are a range of the kernel order, so where a layer's
     order starts with the kernel (the pairs, the points) a partition's files keep it. A group
-    of a narrowed environment is written as kindex_olap.layers.partitions.write_narrowed says;
-    its first brings the rows stored for the environment's other kernels into `fresh`. Returns
-    the rows computed."""
+    of a narrowed environment is written as kindex_olap.layers.partitions.write_narrowed says,
+    or, in a layer keyed by run (BY_RUN), into the partition with its first group's rows and
+    the rows stored for the environment's other kernels, which `fresh` gets too. Returns the
+    rows computed."""
     rows = 0
     seen: set[str] = set()
     for number, group in enumerate(parts):
@@ -231,12 +232,17 @@ def _fill(
         if fresh is not None and narrowed is not None and narrowed.first:
             sql, kept_params = with_kept_rows(
                 con, written.tx, written.table, held, narrowed.environment, narrowed.kernels
-            )  # the rows of the environment's other kernels too, for the layers after it
+            )  # the rows of the environment's other kernels too, for the layers after it (and
+            # the partition's file, where the layer has no kernel column)
             con.execute(f"CREATE TEMP TABLE kindex_kept AS {sql}", kept_params).fetchall()
             held = "kindex_kept"
-        if narrowed is not None:
-            fresh_sql: tuple[str, dict[str, Any]] = ("SELECT * FROM kindex_group", {})
-            write_narrowed(con, written.tx, written.table, fresh_sql, narrowed)
+        if narrowed is not None and written.table in BY_RUN:  # no kernel column: held whole
+            partitions: set[str | None] = {narrowed.environment}
+            write_relation(written.tx, written.table, con.table(held), partitions=partitions)
+        elif narrowed is not None:
+            write_narrowed(
+                con, written.tx, written.table, ("SELECT * FROM kindex_group", {}), narrowed
+            )
         else:
             write_environments(
                 written.tx,

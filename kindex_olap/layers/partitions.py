@@ -47,6 +47,12 @@ def write_environments(
         )
 
 
+def other_kernels(kernels: str) -> str:
+    """SQL: whether a layer row's kernel is none of the list the SQL expression `kernels` gives
+    (a row of no kernel is none of them)."""
+    return f"(kernel IS NULL OR NOT list_contains({kernels}, kernel))"
+
+
 # The layers keyed by run (no kernel column): a row is a kernel's where its run's label is.
 BY_RUN = ("layer_run_code", "layer_replicate_spread")
 
@@ -73,7 +79,7 @@ def with_kept_rows(
             "AND list_contains($kernels, kernel))"
         )
     else:
-        other = "(kernel IS NULL OR NOT list_contains($kernels, kernel))"
+        other = other_kernels("$kernels")
     return (
         f"SELECT * FROM {fresh} WHERE environment_digest = $environment "
         f"UNION ALL BY NAME SELECT * FROM ({scan_sql(table, f'getvariable({variable!r})')}) "
@@ -82,7 +88,7 @@ def with_kept_rows(
     )
 
 
-# The rows of a file a narrowed update writes (swap_kernels): a partition's rows of the kernels
+# The rows of a file a narrowed update writes (write_narrowed): a partition's rows of the kernels
 # recomputed, and of the other kernels of the files it replaces, are written in files of a range
 # of kernels each, so that a later ingest of one kernel rewrites the file of its range, not its
 # environment's rows (at 1M runs over 8 GPUs, an environment's pairs are 260k rows: 1.75 s to
@@ -90,20 +96,20 @@ def with_kept_rows(
 RANGE_FILE_ROWS = 40_000
 
 
-def swap_kernels(
+def write_narrowed(
     con: duckdb.DuckDBPyConnection,
     tx: Transaction,
     table: str,
     fresh: tuple[str, dict[str, Any]],
-    environment: str,
-    kernels: list[str],
-    first: bool,
+    narrowed: Narrowed,
 ) -> None:
-    """Write the rows of `fresh` (SQL and its parameters: `table`'s rows of some of `kernels`,
-    recomputed, in `environment`) as files of the environment's partition in `tx`; with
-    `first`, the stored files of the partition that hold a row of `kernels` give way to them
-    and to files of their other kernels' rows. Both in ranges of RANGE_FILE_ROWS rows; the
-    partition's files that hold none of `kernels` stay as they are."""
+    """Write the rows of `fresh` (SQL and its parameters: rows of `table`, which has a kernel
+    column, that a group of a narrowed environment recomputed) as files of the environment's
+    partition in `tx`; with the environment's first group, the stored files of the partition
+    that hold a row of its kernels give way to them and to files of their other kernels' rows.
+    Both in ranges of RANGE_FILE_ROWS rows; the partition's files that hold none of the kernels
+    stay as they are. (The layers keyed by run, BY_RUN, are written whole with with_kept_rows.)"""
+    environment, kernels = narrowed.environment, narrowed.kernels
     partition: dict[str, str | None] = {"environment_digest": environment}
     sql, params = fresh
     # held once: the steps' rows are a join over history_source, which each file's write (and
@@ -114,7 +120,7 @@ def swap_kernels(
     written = _in_ranges(con, tx, table, "kindex_swap_fresh", ranges, partition, split=True)
     con.execute("DROP TABLE kindex_swap_fresh").fetchall()
     affected: list[str] = []
-    if first:
+    if narrowed.first:
         folder = f"/environment_digest={partition_folder(environment)}/"
         stored = [f for f in tx.base.tables.get(table, []) if folder in f]
         variable = f"kindex_swap_{table}"  # names from the fixed table list
@@ -185,27 +191,3 @@ def narrowed_of(group: Group, narrowed: dict[str, list[str]], seen: set[str]) ->
     first = environment not in seen
     seen.add(environment)
     return Narrowed(environment, narrowed[environment], first)
-
-
-def write_narrowed(
-    con: duckdb.DuckDBPyConnection,
-    tx: Transaction,
-    table: str,
-    fresh: tuple[str, dict[str, Any]],
-    narrowed: Narrowed,
-) -> None:
-    """Write the rows of `fresh` (SQL and its parameters: rows of `table` that a group of a
-    narrowed environment recomputed) into `tx`: in files of their own (swap_kernels), or where
-    the table has no kernel column (BY_RUN), as the environment's partition with the stored rows
-    of its other kernels (the first group's write; the others add to it)."""
-    sql, params = fresh
-    if table not in BY_RUN:
-        swap_kernels(con, tx, table, fresh, narrowed.environment, narrowed.kernels, narrowed.first)
-        return
-    if narrowed.first:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE kindex_fresh AS {sql}", params).fetchall()
-        sql, params = with_kept_rows(
-            con, tx, table, "kindex_fresh", narrowed.environment, narrowed.kernels
-        )
-    partitions: set[str | None] = {narrowed.environment}
-    write_relation(tx, table, con.sql(sql, params=params), partitions=partitions)

@@ -25,6 +25,7 @@ from kindex_olap.layers.groups import Group, groups
 from kindex_olap.layers.partitions import (
     Narrowed,
     environments_of,
+    other_kernels,
     write_environments,
     write_narrowed,
 )
@@ -65,9 +66,10 @@ def write_points(
     )  # names from tables.sql; a point has one row of change points at most
     environments = environments_of(parts)
     narrowed = {} if touched is None or environments is None else cells.operations
-    whole = environments if not narrowed else [e for e in environments or () if e not in narrowed]
-    if whole is None or whole or not narrowed:
-        write_environments(tx, TABLE, con.sql(selected), whole, touched is None)
+    if not narrowed:
+        write_environments(tx, TABLE, con.sql(selected), environments, touched is None)
+    elif whole := [e for e in environments or () if e not in narrowed]:
+        write_environments(tx, TABLE, con.sql(selected), whole, False)
     for environment, kernels in narrowed.items():
         recomputed = (
             f"SELECT * FROM ({selected}) WHERE environment_digest = $environment "
@@ -92,7 +94,7 @@ def _order(con: duckdb.DuckDBPyConnection, cells: Touched, before: bool) -> list
         params = []
     else:
         kept = " ".join(
-            "OR (environment_digest = ? AND (kernel IS NULL OR NOT list_contains(?, kernel)))"
+            f"OR (environment_digest = ? AND {other_kernels('?::VARCHAR[]')})"
             for _ in cells.operations
         )
         source = (

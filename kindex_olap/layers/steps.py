@@ -40,8 +40,9 @@ def write_steps(
     """Write every step of `tests` (of `points`, fetched with their text, point_key and
     point_index) into `tx`: as the `partitions` (environments) given, else as the whole table
     (`replace`) or a part of it (a group of a full build); a group of a narrowed environment as
-    kindex_olap.layers.partitions.write_narrowed says. The clause columns a step verb filters by (dtype, axes) and the later point's runs (what
-    `kindex check` looks for) come from history_source, the points they were read from."""
+    kindex_olap.layers.partitions.write_narrowed says. The clause columns a step verb filters
+    by (dtype, axes) and the later point's runs (what `kindex check` looks for) come from
+    history_source, the points they were read from."""
     import pyarrow as pa
 
     parts: list[dict[str, Any]] = []

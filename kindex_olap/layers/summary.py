@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 
 from kindex_olap.lake.transaction import Transaction, write_relation
+from kindex_olap.layers.partitions import other_kernels
 from kindex_olap.schema import LAYERS
 
 SUMMARY = "layer_summary"
@@ -73,7 +74,7 @@ def write_whole(
         for environment, kernels in narrowed.items():
             sql += (
                 f" UNION ALL BY NAME SELECT * FROM {table} WHERE environment_digest = ? "
-                "AND (kernel IS NULL OR NOT list_contains(?::VARCHAR[], kernel))"
+                f"AND {other_kernels('?::VARCHAR[]')}"
                 f" UNION ALL BY NAME SELECT * FROM ({made(True, True)})"
             )
             params += [environment, kernels, kernels, [environment]]
