@@ -82,6 +82,36 @@ def test_interval_and_verdicts(tmp_path: Path) -> None:
     assert rows["full"]["verdict"] == "slower"
 
 
+def test_a_median_outside_its_own_p20_p80_widens_the_interval_to_hold_it(tmp_path: Path) -> None:
+    """A run whose median lies outside its own [p20, p80] (quantiles of another sample, a hand-
+    edited bundle; no real run has one) gave an interval without the speedup in it: torch's
+    median 6.3 ms with p20/p80 at 3.71 ms against liger at 3.7 ms read "1.70x, [0.89, 1.12],
+    within noise". Its spread is widened to hold its median, so the interval holds the speedup,
+    in the stored layers and in the live views alike."""
+    bundles = [
+        c.run("liger", median=3.715e6, p20=3.713e6, p80=3.716e6),
+        c.run("torch", median=6.315e6, p20=3.713e6, p80=3.716e6),  # median above its p80
+        c.run("liger", median=3e6, p20=3.2e6, p80=3.3e6, pass_="forward"),  # below its p20
+        c.run("torch", median=3.6e6, p20=3.5e6, p80=3.7e6, pass_="forward"),
+    ]
+    lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+    columns = "pass, speedup, run_speedup_lo, run_speedup_hi"
+    stored = {r["pass"]: r for r in speedups(lake)}
+    con = connect(lake, live=True)
+    live = {row[0]: dict(zip(columns.split(", "), row, strict=True))
+            for row in con.execute(f"SELECT {columns} FROM speedups WHERE candidate = 'liger'")
+            .fetchall()}  # fmt: skip
+    con.close()
+    for rows in (stored, live):
+        backward, forward = rows["backward"], rows["forward"]
+        assert backward["speedup"] == pytest.approx(6.315 / 3.715)
+        assert backward["run_speedup_lo"] == pytest.approx(3.713 / 3.716)
+        assert backward["run_speedup_hi"] == pytest.approx(6.315 / 3.713)
+        assert forward["speedup"] == pytest.approx(1.2)
+        assert forward["run_speedup_lo"] == pytest.approx(3.5 / 3.3)
+        assert forward["run_speedup_hi"] == pytest.approx(3.7 / 3.0)
+
+
 def test_summary_uses_the_geometric_mean(tmp_path: Path) -> None:
     shapes = ["tokens1024-vocab128256-fp32", "tokens2048-vocab128256-fp32"]
     bundles = []

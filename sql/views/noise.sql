@@ -104,8 +104,10 @@ SELECT kernel, pass, provider, implementation_digest, workload_digest, environme
        list({'run_id': run_id, 'version': version, 'code': c.code_key,
              'observed_at': observed_at,
              'ns': value * kindex_time_unit_ns(unit),
-             'p20_ns': CASE WHEN metric = 'latency' THEN latency_p20_ns END,
-             'p80_ns': CASE WHEN metric = 'latency' THEN latency_p80_ns END}
+             'p20_ns': CASE WHEN metric = 'latency'
+                       THEN kindex_spread_low(latency_p20_ns, value * kindex_time_unit_ns(unit)) END,
+             'p80_ns': CASE WHEN metric = 'latency'
+                       THEN kindex_spread_high(latency_p80_ns, value * kindex_time_unit_ns(unit)) END}
             ORDER BY observed_at, run_id DESC) AS timeline
 FROM run_rows
 JOIN run_code_for(environment_filter, kernel_filter := kernel_filter) c

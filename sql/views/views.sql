@@ -15,7 +15,8 @@
 -- measured the same thing. The digests must be present and equal.
 -- Ratios are baseline / candidate (> 1: the candidate is faster or smaller); the interval
 -- [base p20 / cand p80, base p80 / cand p20] is conservative; a verdict is 'within noise' when
--- the interval contains 1. A run without p20/p80 contributes its central value to both ends.
+-- the interval contains 1. A run without p20/p80 contributes its central value to both ends; a
+-- run's p20/p80 are widened to hold its central value (kindex_spread_low/high).
 --
 -- Default baseline of a cell (baseline_rule):
 --   'reference': the first provider present in ['torch', 'huggingface', 'torch_compile',
@@ -158,6 +159,16 @@ WHERE metric = 'latency';
 CREATE OR REPLACE VIEW latency AS
 SELECT * FROM latency_for(NULL, NULL, NULL);
 
+-- A run's spread around its central value: its p20 and p80 as the source gave them, widened to
+-- hold the value where they leave it out. A median above its own p80 (the quantiles of another
+-- sample, or a hand-edited bundle) gave a speedup interval without the speedup in it (1.70x
+-- "[0.89, 1.12] within noise"); no real run has one (Liger's CSV history, the KernelIndex
+-- exports). NULL stays NULL: a run without p20/p80 contributes its value to both ends.
+CREATE OR REPLACE MACRO kindex_spread_low(p20, value) AS
+    CASE WHEN p20 > value THEN value ELSE p20 END;
+CREATE OR REPLACE MACRO kindex_spread_high(p80, value) AS
+    CASE WHEN p80 < value THEN value ELSE p80 END;
+
 -- Runs of one metric (metric_filter; NULL: any) and of a list of units (unit_filter; NULL: any)
 -- with the central value and its p20/p80 spread (latency from runs' columns, other metrics from
 -- measurements), the input of the pairing.
@@ -166,8 +177,10 @@ CREATE OR REPLACE MACRO observed_values_for(
 SELECT
     o.* EXCLUDE (value, latency_p20_ns, latency_p80_ns),
     o.value,
-    CASE WHEN o.metric = 'latency' THEN o.latency_p20_ns ELSE m.p20 END AS p20,
-    CASE WHEN o.metric = 'latency' THEN o.latency_p80_ns ELSE m.p80 END AS p80
+    kindex_spread_low(CASE WHEN o.metric = 'latency' THEN o.latency_p20_ns ELSE m.p20 END, o.value)
+        AS p20,
+    kindex_spread_high(CASE WHEN o.metric = 'latency' THEN o.latency_p80_ns ELSE m.p80 END, o.value)
+        AS p80
 FROM observations_wide_for(kernel_filter, environment_filter, pass_filter) o
 LEFT JOIN (
     SELECT run_id, metric, unit,
