@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 # rebuilds its layers whole (`kindex migrate` does so at once). 2: a point of several runs is
 # never judged noisier than its class floor's share allows (sql/views/noise.sql). 3: the step
 # tests name their kernel (an ingest recomputes the kernels it touched: layers/cells.py). 4: a
-# run's p20/p80 spread holds its central value (sql/views/views.sql kindex_spread_low).
-LAYER_RULES = 4
+# run's p20/p80 spread holds its central value (sql/views/views.sql kindex_spread_low). 5: a
+# run without a described workload takes its shape from its externalId (kindex_run_shape).
+LAYER_RULES = 5
 
 # The layers (sql/schema/tables.sql, kindex_olap.layers): derived from the tables above by the
 # same lake commit; a lake written before them records none, and is read with live views.

@@ -9,6 +9,7 @@ from pathlib import Path
 import crafted as c
 import pytest
 
+from kindex_olap.cli.table import render
 from kindex_olap.query.compile import Options
 from kindex_olap.query.engine import connect, init_sql, quote_literal
 from kindex_olap.query.noise import settings
@@ -110,6 +111,35 @@ def test_a_median_outside_its_own_p20_p80_widens_the_interval_to_hold_it(tmp_pat
         assert forward["speedup"] == pytest.approx(1.2)
         assert forward["run_speedup_lo"] == pytest.approx(3.5 / 3.3)
         assert forward["run_speedup_hi"] == pytest.approx(3.7 / 3.0)
+
+
+def test_bundles_without_a_workload_document_name_their_shape(tmp_path: Path) -> None:
+    """A bundle carries no workload document, so bundles ingested as they come (a CI fleet's)
+    had no shape: `speedup jsd` printed one row per workload with nothing to tell them apart.
+    The shape is the workload's where one is described, else the one a Liger-shaped externalId
+    names (benchmark/provider/gpu/SHAPE/time), else the workload digest's first 12 digits."""
+    small, large = "tokens1024-vocab128256-fp32", "tokens8192-vocab128256-fp32"
+    bundles = [
+        c.run(provider, median=median * scale, shape=shape)
+        for shape, scale in ((small, 1), (large, 4))
+        for provider, median in (("liger", 1e6), ("torch", 2e6))
+    ]
+    unnamed = [c.run(provider, median=median, shape="unnamed") for provider, median in
+               (("liger", 1e6), ("torch", 3e6))]  # fmt: skip
+    for bundle, provider in zip(unnamed, ("liger", "torch"), strict=True):  # no shape in it
+        bundle["run"]["spec"]["sourceNative"]["externalId"] = f"jsd/backward/{provider}/b200"
+    memory = [c.memory_run("liger", 1e9, 0.9e9, 1.1e9), c.memory_run("torch", 2e9, 1.9e9, 2.1e9)]
+    lake = c.ingest_bundles(tmp_path / "in", [*bundles, *unnamed, *memory], tmp_path / "lake")
+    rows = speedups(lake)
+    digest = c.digest("workload-unnamed")
+    assert sorted((r["shape"], r["speedup"]) for r in rows) == sorted(
+        [(small, 2.0), (large, 2.0), (f"workload {digest[7:19]}", 3.0)]
+    )
+    memory_rows = speedups(lake, "memory jsd")
+    assert [r["shape"] for r in memory_rows] == ["tokens4096-vocab128256-fp32"]
+    result = run_query("speedup jsd", lake)  # the command line's table tells them apart
+    lines = render(result.columns, result.rows, "speedup", width=100).lines
+    assert len(set(lines)) == len(lines) and any(small in line for line in lines)
 
 
 def test_summary_uses_the_geometric_mean(tmp_path: Path) -> None:

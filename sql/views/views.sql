@@ -59,6 +59,26 @@ LEFT JOIN (SELECT environment_digest,
                   kindex_gpu_label(any_value(product), any_value(form_factor)) AS gpu
            FROM environments GROUP BY environment_digest) e USING (environment_digest);
 
+-- A run's shape: its workload's (the workloads table: the importers and catalog exports
+-- describe them), else the one a Liger-shaped externalId names (benchmark/provider/gpu/SHAPE/
+-- time, a memory run's benchmark/memory/provider/gpu/SHAPE/time: KernelIndex's and kindex's
+-- Liger importers, and CI bundles written like them), else 'workload ' and the workload
+-- digest's first 12 hex digits. A bundle carries no workload document, so bundles ingested as
+-- they come (a CI fleet's) had no shape: rows of two workloads read alike.
+-- (Segments are counted from the start, past the benchmark's own: no string length, which
+-- the Spark port reads as a list's.)
+CREATE OR REPLACE MACRO kindex_run_shape(described, benchmark, external_id, metric, workload) AS
+    coalesce(
+        nullif(described, ''),
+        CASE WHEN starts_with(external_id, benchmark || '/') THEN nullif(split_part(
+            external_id, '/',
+            len(regexp_extract_all(benchmark, '/'))
+                + CASE WHEN metric = 'memory'
+                            AND split_part(external_id, '/',
+                                           len(regexp_extract_all(benchmark, '/')) + 2) = 'memory'
+                       THEN 5 ELSE 4 END), '') END,
+        'workload ' || substr(workload, 8, 12));
+
 -- One row per run with its dimensions, whatever its metric; also the run's latency p20/p80
 -- (kindex_latency's input). Dimension tables may hold a digest more than once (re-ingested
 -- documents), hence the any_value lookups. The kernel of a run is its workload's operation,
@@ -113,7 +133,7 @@ SELECT
     r.statistic,
     r.unit,
     r.value,
-    w.shape,
+    kindex_run_shape(w.shape, r.benchmark, r.external_id, r.metric, r.workload_digest) AS shape,
     w.dtype,
     w.axes,
     r.version,
