@@ -523,3 +523,49 @@ def test_kernelindex_rows_of_unexpected_types_are_findings(tmp_path: Path) -> No
     assert report.runs == len(runs) - report.findings["run_without_bundle"]
     kinds = {(e.kind, e.table) for e in report.examples}
     assert {("malformed_row", "workloads")} <= kinds
+
+
+# -- negative durations -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("unit", "metric", "value", "rejected"),
+    [
+        ("ns", "latency", -5, True),
+        ("ms", "score", -0.5, True),
+        ("bytes", "memory", -1, True),
+        ("ns", "latency", 0, False),
+        ("tokens_per_s", "throughput", -1.5, False),  # not a duration or a size: any sign
+    ],
+)
+def test_a_negative_duration_or_size_is_rejected(
+    tmp_path: Path, make_bundle: Any, unit: str, metric: str, value: float, rejected: bool
+) -> None:
+    """A latency p20 of -5 ns gave `speedup` an interval of [0.45, -222.00] judged "slower" and
+    `summary` a bootstrap of [0.45, nan]. A measurement in a unit of time or of bytes is a
+    duration or a size, as timing's durations are (the schema admits no negative one there):
+    a negative one is set aside with one line naming it, on the fast and the general path, and
+    its neighbours land. No real run has one (Liger's CSVs, both KernelIndex exports)."""
+    from conftest import JSD_SEED
+
+    from kindex_olap.ingestion.sources import Document
+    from kindex_olap.ingestion.stage import stage_chunk
+
+    bundle = make_bundle(JSD_SEED)
+    bundle["run"]["spec"]["measurements"][0].update(unit=unit, metric=metric, value=value)
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "negative.json").write_text(json.dumps(bundle))
+    (inbox / "sound.json").write_text(json.dumps(make_bundle()))
+    report = ingest([inbox], tmp_path / "lake")
+    assert (report.runs_added, report.rejected) == ((1, 1) if rejected else (2, 0))
+    if rejected:
+        assert report.rejects[0].reason == (
+            f"$.run.spec.measurements[0].value: {value!r} {unit} is negative "
+            f"(a measurement in {unit} is a {'size' if unit == 'bytes' else 'duration'}: "
+            "expected >= 0)"
+        )
+    document = Document(str(inbox / "negative.json"), None, (inbox / "negative.json").read_bytes())
+    fast, general = stage_chunk([document], False, 0), stage_chunk([document], False, 0, fast=False)
+    assert [r.reason for r in fast.rejects] == [r.reason for r in general.rejects]
+    assert len(general.rejects) == rejected

@@ -32,6 +32,7 @@ from kindex_olap.model.validate import (
     check_bundle,
     check_date,
     check_dimension,
+    check_measurement_signs,
     check_provenance,
     latency_ns,
     validated_shared,
@@ -241,6 +242,7 @@ def _prepare_fast(doc: Document, verify: bool, chunk_strings: Strings) -> _Ready
     bundle = Bundle(run, protocol[0], environment[0], envelope.display)
     try:
         check_date(spec.observedAt, "$.run.spec.observedAt")
+        check_measurement_signs(spec)
         latency = latency_ns(bundle)
     except ValidationError:
         return None

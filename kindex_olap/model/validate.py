@@ -374,6 +374,7 @@ def check_bundle(obj: Any) -> Bundle:
     except msgspec.ValidationError as e:
         raise ValidationError(_describe(e)) from e
     check_date(bundle.run.spec.observedAt, "$.run.spec.observedAt")
+    check_measurement_signs(bundle.run.spec)
     _check_shared(bundle.protocol, BenchmarkProtocol, "$.protocol")
     _check_shared(bundle.environment, ExecutionEnvironment, "$.environment")
     return bundle
@@ -412,6 +413,25 @@ def validated_shared(
         _VALIDATED_SHARED.clear()
     _VALIDATED_SHARED[(kind, text)] = entry
     return entry
+
+
+# Units whose measurements are durations or sizes: never negative, as timing's durations are
+# (Duration). A latency p20 of -5 ns gave `speedup` the interval [0.45, -222.00] judged
+# "slower" and `summary` a bootstrap of [0.45, nan]; no real run has one.
+_KINDS_OF_UNIT = {**{unit: "duration" for unit in _NS_PER_UNIT}, "bytes": "size"}
+
+
+def check_measurement_signs(spec: RunSpec) -> None:
+    """Refuse a negative measurement in a unit of time or of bytes (any other unit, a rate or a
+    score, may take either sign)."""
+    if spec.measurements is UNSET:
+        return
+    for index, m in enumerate(spec.measurements):
+        if m.value < 0 and m.unit in _KINDS_OF_UNIT:
+            raise ValidationError(
+                f"$.run.spec.measurements[{index}].value: {m.value!r} {m.unit} is negative (a "
+                f"measurement in {m.unit} is a {_KINDS_OF_UNIT[m.unit]}: expected >= 0)"
+            )
 
 
 def check_date(timestamp: str, where: str) -> None:
