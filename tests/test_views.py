@@ -113,6 +113,23 @@ def test_a_median_outside_its_own_p20_p80_widens_the_interval_to_hold_it(tmp_pat
         assert forward["run_speedup_hi"] == pytest.approx(3.7 / 3.0)
 
 
+def test_a_spread_given_in_milliseconds_is_a_spread(tmp_path: Path) -> None:
+    """p20 and p80 measured in ms (or us, s) are the run's spread, in ns: only those in ns were
+    read, so a run stating its spread in ms was taken for one without (its interval a point,
+    its verdict surer than its own spread allows)."""
+    liger = c.run("liger", median=1e6)
+    for measurement, ms in zip(liger["run"]["spec"]["measurements"], (0.5, 1.5), strict=True):
+        measurement.update(unit="ms", value=ms)
+    torch = c.run("torch", median=1.2e6)
+    for measurement, us in zip(torch["run"]["spec"]["measurements"], (1100, 1300), strict=True):
+        measurement.update(unit="us", value=us)
+    lake = c.ingest_bundles(tmp_path / "in", [liger, torch], tmp_path / "lake")
+    (row,) = speedups(lake)
+    assert row["run_speedup_lo"] == pytest.approx(1.1e6 / 1.5e6)
+    assert row["run_speedup_hi"] == pytest.approx(1.3e6 / 0.5e6)
+    assert row["verdict"] == "within noise" and row["evidence"] is None  # not a single timing
+
+
 def test_bundles_without_a_workload_document_name_their_shape(tmp_path: Path) -> None:
     """A bundle carries no workload document, so bundles ingested as they come (a CI fleet's)
     had no shape: `speedup jsd` printed one row per workload with nothing to tell them apart.

@@ -216,13 +216,19 @@ def primary_measurement(
     return None, None, None, None
 
 
+# ns per unit of a latency measurement (sql/ingest/work_tables.sql latency_unit_ns)
+_NS_PER_UNIT = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
 def _measured(bundle: Bundle, statistic: str) -> float | None:
+    """The value in ns of the run's first latency measurement of `statistic` in a unit of
+    time (its p20 or p80: a run's spread)."""
     measurements = bundle.run.spec.measurements
     if measurements is UNSET:
         return None
     for m in measurements:
-        if m.metric == "latency" and m.statistic == statistic and m.unit == "ns":
-            return m.value
+        if m.metric == "latency" and m.statistic == statistic and m.unit in _NS_PER_UNIT:
+            return m.value * _NS_PER_UNIT[m.unit]
     return None
 
 

@@ -12,6 +12,13 @@ SELECT
 FROM runs
 LIMIT 0;
 
--- The value of a run's first measurement of latency `stat` in ns (model.facts._measured).
+-- The value in ns of a run's first measurement of latency `stat` in a unit of time
+-- (model.facts._measured). Only those in ns were read: a p20/p80 given in us or ms was taken for
+-- none, and the run's interval for a point (a verdict surer than its own spread allowed).
+CREATE MACRO latency_unit_ns(unit) AS
+    CASE unit WHEN 'ns' THEN 1 WHEN 'us' THEN 1e3 WHEN 'ms' THEN 1e6 WHEN 's' THEN 1e9 END;
 CREATE MACRO latency_measured(measurements, stat) AS
-    list_filter(measurements, lambda m: m.metric = 'latency' AND m.statistic = stat AND m.unit = 'ns')[1].value;
+    list_transform(
+        list_filter(measurements, lambda m: m.metric = 'latency' AND m.statistic = stat
+                                            AND latency_unit_ns(m.unit) IS NOT NULL),
+        lambda m: m.value * latency_unit_ns(m.unit))[1];
