@@ -130,6 +130,39 @@ def test_a_spread_given_in_milliseconds_is_a_spread(tmp_path: Path) -> None:
     assert row["verdict"] == "within noise" and row["evidence"] is None  # not a single timing
 
 
+def test_a_run_measured_in_milliseconds_without_timing(tmp_path: Path) -> None:
+    """A run without timing takes its first measurement as its value, in that measurement's
+    unit (ms), while its p20/p80 are stored in ns: they were compared as they were (an interval
+    of [1.6e-06, 2.5e+06], "within noise" for a 2x speedup), and `latency` printed its median
+    as 1e-06 ms. Both now read the value and the spread in one unit."""
+    bundles = []
+    for provider, median in (("liger", 1.0), ("torch", 2.0)):
+        bundle = c.run(provider)
+        spec = bundle["run"]["spec"]
+        del spec["timing"]
+        spec["measurements"] = [
+            {"unit": "ms", "value": value, "metric": "latency", "statistic": statistic}
+            for statistic, value in (
+                ("median", median),
+                ("p20", median * 0.9),
+                ("p80", median * 1.1),
+            )
+        ]
+        bundles.append(bundle)
+    lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+    (row,) = speedups(lake)
+    assert (row["speedup"], row["candidate_ms"], row["baseline_ms"]) == (2.0, 1.0, 2.0)
+    assert row["run_speedup_lo"] == pytest.approx(1.8 / 1.1)
+    assert row["run_speedup_hi"] == pytest.approx(2.2 / 0.9)
+    assert row["verdict"] == "faster"
+    latency = run_query("latency jsd", lake)
+    index = latency.columns.index
+    assert sorted((r[index("median_ms")], r[index("p20_ms")]) for r in latency.rows) == [
+        (1.0, pytest.approx(0.9)),
+        (2.0, pytest.approx(1.8)),
+    ]
+
+
 def test_bundles_without_a_workload_document_name_their_shape(tmp_path: Path) -> None:
     """A bundle carries no workload document, so bundles ingested as they come (a CI fleet's)
     had no shape: `speedup jsd` printed one row per workload with nothing to tell them apart.

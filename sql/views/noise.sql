@@ -302,8 +302,9 @@ SELECT r.run_id, r.environment_digest,
        r.samples,
        kindex_single_timing(r.samples, r.value, r.p20, r.p80) AS single_timing
 FROM (
-    SELECT run_id, environment_digest, samples, value, latency_p20_ns AS p20,
-           latency_p80_ns AS p80, value * kindex_time_unit_ns(unit) AS ns,
+    SELECT run_id, environment_digest, samples, value,
+           latency_p20_ns / kindex_time_unit_ns(unit) AS p20,  -- in the value's unit
+           latency_p80_ns / kindex_time_unit_ns(unit) AS p80, value * kindex_time_unit_ns(unit) AS ns,
            kindex_latency_class_rank(value * kindex_time_unit_ns(unit)) AS class_rank
     FROM run_rows
     WHERE status = 'passed' AND value > 0 AND kindex_time_unit_ns(unit) IS NOT NULL

@@ -171,7 +171,7 @@ SELECT * FROM observations_for(NULL, NULL, NULL);
 CREATE OR REPLACE MACRO latency_for(kernel_filter, environment_filter, pass_filter) AS TABLE
 SELECT
     * EXCLUDE (value, latency_p20_ns, latency_p80_ns),
-    value AS median_ns,
+    value * kindex_time_unit_ns(unit) AS median_ns,  -- the value is in the run's unit
     latency_p20_ns AS p20_ns,
     latency_p80_ns AS p80_ns
 FROM observations_wide_for(kernel_filter, environment_filter, pass_filter)
@@ -198,10 +198,15 @@ CREATE OR REPLACE MACRO observed_values_for(
 SELECT
     o.* EXCLUDE (value, latency_p20_ns, latency_p80_ns),
     o.value,
-    kindex_spread_low(CASE WHEN o.metric = 'latency' THEN o.latency_p20_ns ELSE m.p20 END, o.value)
-        AS p20,
-    kindex_spread_high(CASE WHEN o.metric = 'latency' THEN o.latency_p80_ns ELSE m.p80 END, o.value)
-        AS p80
+    -- a latency's p20/p80 are stored in ns; its value is in its own unit (a run without timing
+    -- takes its first measurement's: 1.0 ms read against a p20 of 900000 ns was an interval of
+    -- [1.6e-06, 2.5e+06])
+    kindex_spread_low(CASE WHEN o.metric = 'latency'
+                           THEN o.latency_p20_ns / kindex_time_unit_ns(o.unit) ELSE m.p20 END,
+                      o.value) AS p20,
+    kindex_spread_high(CASE WHEN o.metric = 'latency'
+                            THEN o.latency_p80_ns / kindex_time_unit_ns(o.unit) ELSE m.p80 END,
+                       o.value) AS p80
 FROM observations_wide_for(kernel_filter, environment_filter, pass_filter) o
 LEFT JOIN (
     SELECT run_id, metric, unit,
