@@ -104,10 +104,10 @@ SELECT kernel, pass, provider, implementation_digest, workload_digest, environme
        list({'run_id': run_id, 'version': version, 'code': c.code_key,
              'observed_at': observed_at,
              'ns': value * kindex_time_unit_ns(unit),
-             'p20_ns': CASE WHEN metric = 'latency'
-                       THEN kindex_spread_low(latency_p20_ns, value * kindex_time_unit_ns(unit)) END,
-             'p80_ns': CASE WHEN metric = 'latency'
-                       THEN kindex_spread_high(latency_p80_ns, value * kindex_time_unit_ns(unit)) END}
+             'p20_ns': CASE WHEN metric = 'latency' THEN
+                 kindex_spread_low(latency_p20_ns, value * kindex_time_unit_ns(unit)) END,
+             'p80_ns': CASE WHEN metric = 'latency' THEN
+                 kindex_spread_high(latency_p80_ns, value * kindex_time_unit_ns(unit)) END}
             ORDER BY observed_at, run_id DESC) AS timeline
 FROM run_rows
 JOIN run_code_for(environment_filter, kernel_filter := kernel_filter) c
@@ -304,7 +304,8 @@ SELECT r.run_id, r.environment_digest,
 FROM (
     SELECT run_id, environment_digest, samples, value,
            latency_p20_ns / kindex_time_unit_ns(unit) AS p20,  -- in the value's unit
-           latency_p80_ns / kindex_time_unit_ns(unit) AS p80, value * kindex_time_unit_ns(unit) AS ns,
+           latency_p80_ns / kindex_time_unit_ns(unit) AS p80,
+           value * kindex_time_unit_ns(unit) AS ns,
            kindex_latency_class_rank(value * kindex_time_unit_ns(unit)) AS class_rank
     FROM run_rows
     WHERE status = 'passed' AND value > 0 AND kindex_time_unit_ns(unit) IS NOT NULL

@@ -59,6 +59,11 @@ LEFT JOIN (SELECT environment_digest,
                   kindex_gpu_label(any_value(product), any_value(form_factor)) AS gpu
            FROM environments GROUP BY environment_digest) e USING (environment_digest);
 
+-- Nanoseconds per unit of a time unit; NULL for any other unit (bytes, tokens/s, ...).
+CREATE OR REPLACE MACRO kindex_time_unit_ns(unit) AS
+    CASE unit WHEN 'ns' THEN 1.0 WHEN 'us' THEN 1e3 WHEN 'µs' THEN 1e3 WHEN 'μs' THEN 1e3
+              WHEN 'ms' THEN 1e6 WHEN 's' THEN 1e9 END;
+
 -- A run's shape: its workload's (the workloads table: the importers and catalog exports
 -- describe them), else the one a Liger-shaped externalId names (benchmark/provider/gpu/SHAPE/
 -- time, a memory run's benchmark/memory/provider/gpu/SHAPE/time: KernelIndex's and kindex's
@@ -242,11 +247,6 @@ CREATE OR REPLACE MACRO kindex_fastest_implementation(implementation_digest, lab
     arg_min({'digest': implementation_digest, 'label': label},
             (value, implementation_digest, label))
         FILTER (WHERE value > 0);
-
--- Nanoseconds per unit of a time unit; NULL for any other unit (bytes, tokens/s, ...).
-CREATE OR REPLACE MACRO kindex_time_unit_ns(unit) AS
-    CASE unit WHEN 'ns' THEN 1.0 WHEN 'us' THEN 1e3 WHEN 'µs' THEN 1e3 WHEN 'μs' THEN 1e3
-              WHEN 'ms' THEN 1e6 WHEN 's' THEN 1e9 END;
 
 -- Natural order of answers (kindex query's ORDER BY): passes forward, backward, full, then the
 -- rest; shapes by their text with the numbers taken out, then by the numbers as numbers
