@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from conftest import CHROMIUM
+from conftest import CHROMIUM, JSD_SEED
 from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
@@ -31,6 +31,8 @@ from kindex_olap.doors.render import html_page, inline_json
 from kindex_olap.importers import download
 from kindex_olap.ingestion.pipeline import ingest
 from kindex_olap.ingestion.rejects import iter_rejects
+from kindex_olap.ingestion.sources import Document
+from kindex_olap.ingestion.stage import stage_chunk
 
 KINDEX = [sys.executable, "-m", "kindex_olap"]
 ADDRESS_SPACE = 6 * 1024**3  # far above a sound ingest, far below 4M rejects kept as objects
@@ -546,11 +548,6 @@ def test_a_negative_duration_or_size_is_rejected(
     duration or a size, as timing's durations are (the schema admits no negative one there):
     a negative one is set aside with one line naming it, on the fast and the general path, and
     its neighbours land. No real run has one (Liger's CSVs, both KernelIndex exports)."""
-    from conftest import JSD_SEED
-
-    from kindex_olap.ingestion.sources import Document
-    from kindex_olap.ingestion.stage import stage_chunk
-
     bundle = make_bundle(JSD_SEED)
     bundle["run"]["spec"]["measurements"][0].update(unit=unit, metric=metric, value=value)
     inbox = tmp_path / "in"

@@ -18,6 +18,7 @@ from kindex_olap.model.canonical import (
     plain_number,
     sorted_json,
 )
+from kindex_olap.model.validate import NS_PER_UNIT
 
 if TYPE_CHECKING:
     from kindex_olap.model.validate import Bundle, RunSpec
@@ -216,10 +217,6 @@ def primary_measurement(
     return None, None, None, None
 
 
-# ns per unit of a latency measurement (sql/ingest/work_tables.sql latency_unit_ns)
-_NS_PER_UNIT = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
-
-
 def _measured(bundle: Bundle, statistic: str) -> float | None:
     """The value in ns of the run's first latency measurement of `statistic` in a unit of
     time (its p20 or p80: a run's spread)."""
@@ -227,8 +224,9 @@ def _measured(bundle: Bundle, statistic: str) -> float | None:
     if measurements is UNSET:
         return None
     for m in measurements:
-        if m.metric == "latency" and m.statistic == statistic and m.unit in _NS_PER_UNIT:
-            return m.value * _NS_PER_UNIT[m.unit]
+        ns = NS_PER_UNIT.get(m.unit)  # as sql/ingest/work_tables.sql latency_unit_ns
+        if m.metric == "latency" and m.statistic == statistic and ns is not None:
+            return m.value * ns
     return None
 
 

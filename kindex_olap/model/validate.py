@@ -336,7 +336,8 @@ class ValidationError(ValueError):
 
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s?(ns|us|µs|ms|s)$")
-_NS_PER_UNIT = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+# ns per unit of a duration (a string in latencyNs, a measurement in a unit of time)
+NS_PER_UNIT = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 
 def duration_ns(value: int | float | str, where: str) -> int:
@@ -355,7 +356,7 @@ def duration_ns(value: int | float | str, where: str) -> int:
     if match is None:
         raise ValidationError(f"{where}: {value!r} is not a duration (expected e.g. '3.7 ms')")
     try:
-        nanos = Decimal(match.group(1)) * _NS_PER_UNIT[match.group(2)]
+        nanos = Decimal(match.group(1)) * NS_PER_UNIT[match.group(2)]
     except InvalidOperation as e:  # pragma: no cover - the pattern admits only decimals
         raise ValidationError(f"{where}: {value!r} is not a decimal duration") from e
     if nanos != nanos.to_integral_value():
@@ -418,7 +419,7 @@ def validated_shared(
 # Units whose measurements are durations or sizes: never negative, as timing's durations are
 # (Duration). A latency p20 of -5 ns gave `speedup` the interval [0.45, -222.00] judged
 # "slower" and `summary` a bootstrap of [0.45, nan]; no real run has one.
-_KINDS_OF_UNIT = {**{unit: "duration" for unit in _NS_PER_UNIT}, "bytes": "size"}
+_KINDS_OF_UNIT = {**{unit: "duration" for unit in NS_PER_UNIT}, "bytes": "size"}
 
 
 def check_measurement_signs(spec: RunSpec) -> None:
