@@ -193,3 +193,72 @@ def test_a_gate_threshold_of_a_kernel_the_lake_lacks_is_said(seeds_lake: Path) -
     assert any(
         "names 1 kernel(s) the lake does not hold" in n and "'jds'" in n for n in result.notes
     )
+
+
+@pytest.mark.slow
+def test_a_run_valued_zero_is_named_where_the_answer_has_other_rows(tmp_path: Path) -> None:
+    """A cell whose newest liger run has a 0 ns median drops out of `speedup` (a speedup
+    divides by it) and out of `summary`'s mean: answers with other rows said nothing of it.
+    Liger's history, cross_entropy forward on an A100 at two sizes; one liger median set to 0."""
+    import csv
+    import json
+    import warnings
+
+    import kindex_olap
+    from kindex_olap.importers.liger.convert import import_liger
+    from kindex_olap.ingestion.pipeline import ingest
+    from kindex_olap.query.run import run_query
+    from tests.conftest import LIGER_HISTORY
+
+    with LIGER_HISTORY.open(newline="") as src:
+        rows = [
+            r
+            for r in csv.DictReader(src)
+            if (r["kernel_name"], r["kernel_operation_mode"], r["metric_name"]) == (
+                "cross_entropy", "forward", "speed")
+            and r["gpu_name"] == "NVIDIA A100-SXM4-80GB" and r["x_value"] in ("4096", "8192")
+            and r["liger_version"] == "0.2.1"
+        ]  # fmt: skip
+    assert len(rows) == 4
+    with (tmp_path / "cells.csv").open("w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    import_liger(str(tmp_path / "cells.csv"), raw_dir=tmp_path / "raw")
+    lake = tmp_path / "lake"
+    ingest([tmp_path / "raw"], lake)
+    whole = run_query("speedup cross_entropy", lake)
+    assert len(whole.rows) == 2
+    assert not any("zero or less" in line for line in whole.diagnostics)
+    shape = whole.columns.index("shape")
+    zeroed = None
+    for bundle in sorted((tmp_path / "raw").glob("liger_*.txt")):
+        display, _, body = bundle.read_text().partition("\n\n")
+        document = json.loads(body)
+        if display == "Liger" and zeroed is None:
+            zeroed = document["run"]["metadata"]["name"]
+            document["run"]["spec"]["timing"]["latencyNs"]["median"] = 0
+            document["run"]["metadata"]["name"] += "-zero"
+            document["run"]["spec"]["observedAt"] = "2030-01-01T00:00:00Z"
+            (tmp_path / "zero.txt").write_text(f"{display}\n\n{json.dumps(document)}")
+    ingest([tmp_path / "zero.txt"], lake)
+    for verb in ("speedup", "summary"):
+        answer = run_query(f"{verb} cross_entropy", lake)
+        assert answer.rows, verb
+        said = [line for line in answer.diagnostics if "zero or less" in line]
+        assert len(said) == 1, answer.diagnostics
+        assert said[0].startswith(
+            "1 run with a value of zero or less left out of the pairs (a speedup divides by "
+            "it): liger cross_entropy forward on NVIDIA A100 SXM4-80GB, "
+        ), said
+    left = run_query("speedup cross_entropy", lake)
+    assert len(left.rows) == 1
+    (kept,) = (row[shape] for row in left.rows)
+    assert said[0].endswith(next(row[shape] for row in whole.rows if row[shape] != kept))
+    # `A vs B` of the two (the family clause), and the API's warning
+    named = run_query("speedup liger vs huggingface", lake)
+    assert [x for x in named.diagnostics if "zero or less" in x] == said
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kindex_olap.Lake(lake).speedups("cross_entropy")
+    assert any("zero or less left out of the pairs" in str(w.message) for w in caught)

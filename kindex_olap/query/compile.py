@@ -144,7 +144,7 @@ def where_of(query: Query, options: Options, scope: bool = True) -> Where:
     else:
         for provider in (query.candidate, query.baseline):
             if provider:
-                _implementation_clause(where, "provider", provider)
+                implementation_clause(where, "provider", provider)
         if options.version is not None:
             where.add("version = ?", options.version)
     return where
@@ -160,7 +160,7 @@ def shape_clause(where: Where, shape: ShapeFilter) -> None:
         where.add(f"axes[?] {op} ?", shape.axis, shape.value)
 
 
-def _implementation_clause(where: Where, column: str, name: str) -> None:
+def implementation_clause(where: Where, column: str, name: str) -> None:
     """`column` is the implementation `name`, or a member of its family (shorthand.in_family:
     liger also selects liger_triton, liger_cutedsl and liger-fused)."""
     if is_family_name(name):
@@ -236,7 +236,7 @@ def compile_stored(query: Query, options: Options) -> Compiled | None:
 
 def _pair_clauses(where: Where, query: Query, options: Options) -> None:
     if query.candidate:
-        _implementation_clause(where, "candidate", query.candidate)
+        implementation_clause(where, "candidate", query.candidate)
     # no candidate named: every implementation of the cell against its baseline
     if query.baseline:
         where.add("baseline = ?", query.baseline)

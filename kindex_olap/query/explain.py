@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from kindex_olap.query.compile import Options, Where, shape_clause
+from kindex_olap.query.compile import Options, Where, implementation_clause, shape_clause
 from kindex_olap.query.shorthand import Query, in_family
 from kindex_olap.query.verbs import NO_PASS, PAIR_VERBS
 
@@ -44,14 +44,82 @@ def _emptied(con: duckdb.DuckDBPyConnection, query: Query) -> tuple[str | None, 
     where = Where()
     for label, clause, params, dimension in _filter_steps(query):
         before = where.copy()
-        if clause in _SCOPE_SLOTS:
-            where.scope[_SCOPE_SLOTS[clause]] = list(params)
-        else:
-            where.add(clause, *params)
+        _apply(where, clause, params)
         if _count(con, where) == 0:
             held = _held(con, before, dimension)
             return f"no runs match: the filter {label} left nothing{held}", where
     return None, where
+
+
+def _apply(where: Where, clause: str, params: tuple[Any, ...]) -> None:
+    """Add one of _filter_steps' filters to `where`."""
+    if clause in _SCOPE_SLOTS:
+        where.scope[_SCOPE_SLOTS[clause]] = list(params)
+    else:
+        where.add(clause, *params)
+
+
+# how many of the runs a pairing verb leaves out a note names
+_NAMED = 3
+
+
+def left_out_of_pairs(con: duckdb.DuckDBPyConnection, query: Query, options: Options) -> list[str]:
+    """With a pairing verb's answer that has rows: '1 run with a value of zero or less left out
+    of the pairs (a speedup divides by it): liger jsd backward on NVIDIA B200, tokens4096...'
+    where the runs its filters select hold such (an empty answer says so in its explanation:
+    _no_pairs). The schema admits a 0 ns median; the pairing leaves the run out, so a cell whose
+    newest run it is drops out of the answer, and out of a summary's mean, without a word.
+    Whether the lake holds any is read once per lake commit (a count the runs' statistics
+    answer: 4 ms at 1M runs)."""
+    if query.verb not in PAIR_VERBS or query.serving or not _lake_holds_not_positive(con):
+        return []
+    zero = Where()
+    for _, clause, params, _ in _filter_steps(query):
+        _apply(zero, clause, params)
+    if query.candidate and query.baseline:  # `A vs B`: only their runs can be paired
+        sides = Where()
+        for name in (query.candidate, query.baseline):
+            implementation_clause(sides, "provider", name)
+        zero.add(f"({' OR '.join(sides.clauses)})", *sides.params)  # clauses of fixed text
+    if options.version is not None:
+        zero.add("version = ?", options.version)
+    zero.add("value <= 0")
+    source, values = zero.observations()
+    rows = con.execute(
+        f"SELECT provider, kernel, pass, {_GPU_LABEL}, shape, count(*) OVER () {source} "
+        f"ORDER BY ALL LIMIT {_NAMED}",
+        values,
+    ).fetchall()  # fixed names; the values are parameters
+    if not rows:
+        return []
+    n = int(rows[0][-1])
+    named = "; ".join(
+        " ".join(str(x) for x in (provider, kernel, run_pass) if x is not None)
+        + f" on {gpu or 'an unnamed GPU'}"
+        + (f", {shape}" if shape else "")
+        for provider, kernel, run_pass, gpu, shape, _ in rows
+    )
+    more = f"; {n - len(rows)} more" if n > len(rows) else ""
+    divides = "a ratio" if query.verb == "memory" else "a speedup"
+    return [
+        f"{n} {_runs(n)} with a value of zero or less left out of the pairs ({divides} "
+        f"divides by it): {named}{more}"
+    ]
+
+
+def _lake_holds_not_positive(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether any run of the lake commit `con` reads has a value of zero or less (kept while
+    its runs files stay those read: a data file is never rewritten)."""
+    from kindex_olap.query.kept import kept
+    from kindex_olap.query.variables import variable
+
+    def holds() -> bool:
+        return bool(con.execute("SELECT count(*) FROM run_rows WHERE value <= 0").fetchall()[0][0])
+
+    files = variable(con, "runs_files")
+    if not files:
+        return holds()
+    return kept("not_positive", tuple(str(f) for f in files), holds)
 
 
 def explain_no_steps(

@@ -21,7 +21,12 @@ from kindex_olap.query.compile import (
     where_of,
 )
 from kindex_olap.query.engine import connect, reads_layers, snapshot_of, stale_layers
-from kindex_olap.query.explain import emptied_by_filter, explain_empty, explain_no_steps
+from kindex_olap.query.explain import (
+    emptied_by_filter,
+    explain_empty,
+    explain_no_steps,
+    left_out_of_pairs,
+)
 from kindex_olap.query.shorthand import Query, Vocabulary, parse
 from kindex_olap.query.variables import answering
 from kindex_olap.query.verbs import HISTORY_VERBS, NOISE_VERBS, PAIR_VERBS
@@ -74,6 +79,8 @@ def run_query(
                 result.diagnostics.extend(_notes(query, result, vocab))
                 if not result.rows:
                     result.diagnostics.extend(explain_empty(con, query, options))
+                else:
+                    result.diagnostics.extend(left_out_of_pairs(con, query, options))
             result.caveats.extend(stale_layers(con))
             return result
     finally:

@@ -28,7 +28,7 @@ from kindex_olap.lake.store import Lake as LakeFolder
 from kindex_olap.lake.store import resolve_lake
 from kindex_olap.query.compile import Options
 from kindex_olap.query.engine import connect, reads_layers, stale_layers
-from kindex_olap.query.explain import explain_empty
+from kindex_olap.query.explain import explain_empty, left_out_of_pairs
 from kindex_olap.query.run import QueryResult, compile_on, run_query
 from kindex_olap.query.shorthand import VERBS, Vocabulary, parse
 from kindex_olap.query.variables import answering
@@ -159,8 +159,10 @@ def frame_on(
         except duckdb.Error as e:
             raise from_duckdb(e, "query failed") from e
         said = stale_layers(con)
-    if result.is_empty():
-        said = [*explain_empty(con, query, options), *said]
+        if result.is_empty():
+            said = [*explain_empty(con, query, options), *said]
+        else:
+            said = [*left_out_of_pairs(con, query, options), *said]
     for note in said:
         warnings.warn(note, stacklevel=4)
     return result
