@@ -163,6 +163,46 @@ def test_a_run_measured_in_milliseconds_without_timing(tmp_path: Path) -> None:
     ]
 
 
+def test_runs_of_one_cell_in_milliseconds_and_nanoseconds_pair(tmp_path: Path) -> None:
+    """Two runs that share every comparability key pair whatever time unit each gave: liger
+    without timing, in ms, against torch timed in ns said "no comparable baseline (same kernel,
+    pass, workload, environment, protocol, metric and statistic)" of runs that shared them all.
+    Stored layers and live views alike; the history of liger's two versions steps across units."""
+    liger = c.run("liger", median=1e6, version="0.8.0")
+    spec = liger["run"]["spec"]
+    del spec["timing"]
+    spec["measurements"] = [
+        {"unit": "ms", "value": value, "metric": "latency", "statistic": statistic}
+        for statistic, value in (("median", 1.0), ("p20", 0.9), ("p80", 1.1))
+    ]
+    bundles = [
+        liger,
+        c.run(
+            "liger",
+            median=2e6,
+            p20=1.9e6,
+            p80=2.1e6,
+            version="0.7.0",
+            observed="2026-05-20T17:14:30.000Z",
+        ),
+        c.run("torch", median=2e6, p20=1.9e6, p80=2.1e6),
+    ]
+    lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+    (row,) = speedups(lake)
+    assert (row["speedup"], row["candidate_ms"], row["baseline_ms"]) == (2.0, 1.0, 2.0)
+    assert row["run_speedup_lo"] == pytest.approx(1.9 / 1.1)
+    assert row["run_speedup_hi"] == pytest.approx(2.1 / 0.9)
+    con = connect(lake, live=True)
+    live = con.execute("SELECT speedup, run_speedup_lo FROM speedups WHERE candidate = 'liger' "
+                       "AND pairing = 'latest'").fetchall()  # fmt: skip
+    con.close()
+    assert live == [(2.0, pytest.approx(1.9 / 1.1))]
+    steps = run_query("changes jsd liger", lake)
+    index = steps.columns.index
+    (step,) = [r for r in steps.rows if r[index("series")] == "latency"]
+    assert (step[index("from_value")], step[index("to_value")]) == (2.0, 1.0)
+
+
 def test_bundles_without_a_workload_document_name_their_shape(tmp_path: Path) -> None:
     """A bundle carries no workload document, so bundles ingested as they come (a CI fleet's)
     had no shape: `speedup jsd` printed one row per workload with nothing to tell them apart.

@@ -4,6 +4,7 @@
 -- KernelIndex export holds 86 such runs), and the export promises every run.
 SELECT * FROM observed_values
 UNION ALL
-SELECT * EXCLUDE (value, latency_p20_ns, latency_p80_ns), value, NULL AS p20, NULL AS p80
+SELECT * EXCLUDE (unit, value, latency_p20_ns, latency_p80_ns), unit, value, NULL AS p20,
+       NULL AS p80
 FROM observations_wide_for(NULL, NULL, NULL)
 WHERE metric IS NULL

@@ -9,7 +9,8 @@
 -- for a persisted .duckdb file or the DuckDB CLI.
 --
 -- Comparability: two runs are compared only when they share kernel, pass, workload digest,
--- environment digest, protocol digest (hence family, timer and statistic), metric and unit.
+-- environment digest, protocol digest (hence family, timer and statistic), metric and unit, a
+-- time read in ns whatever unit its run gave (observed_values_for), so ms and ns runs pair.
 -- Kernel, pass, statistic and unit are matched with IS NOT DISTINCT FROM: KernelIndex catalog
 -- runs publish no pass (NULL), and two runs that both leave it unset under one protocol digest
 -- measured the same thing. The digests must be present and equal.
@@ -31,7 +32,7 @@
 --
 -- Time-like metrics: speedups pair every metric whose unit is a time unit (ns, us, ms, s: e.g.
 -- latency, and GPU MODE's score, a geometric mean of per-case times in s), always within one
--- metric, statistic, unit and protocol; candidate_ns / baseline_ns convert the value to ns.
+-- metric, statistic and protocol; the pairing reads every time in ns (unit 'ns').
 
 -- The derived views are table macros called without filters; kindex query calls the same
 -- macros with its kernel / environment / pass filters as bound list parameters, so the filters
@@ -201,17 +202,21 @@ CREATE OR REPLACE MACRO kindex_spread_high(p80, value) AS
 CREATE OR REPLACE MACRO observed_values_for(
     kernel_filter, environment_filter, pass_filter, metric_filter, unit_filter := NULL) AS TABLE
 SELECT
-    o.* EXCLUDE (value, latency_p20_ns, latency_p80_ns),
-    o.value,
-    -- a latency's p20/p80 are stored in ns; its value is in its own unit (a run without timing
-    -- takes its first measurement's: 1.0 ms read against a p20 of 900000 ns was an interval of
-    -- [1.6e-06, 2.5e+06])
-    kindex_spread_low(CASE WHEN o.metric = 'latency'
-                           THEN o.latency_p20_ns / kindex_time_unit_ns(o.unit) ELSE m.p20 END,
-                      o.value) AS p20,
-    kindex_spread_high(CASE WHEN o.metric = 'latency'
-                            THEN o.latency_p80_ns / kindex_time_unit_ns(o.unit) ELSE m.p80 END,
-                       o.value) AS p80
+    o.* EXCLUDE (unit, value, latency_p20_ns, latency_p80_ns),
+    -- a time is read in ns (its unit 'ns'), whatever unit its run gave: two runs that share
+    -- every comparability key pair although one says ms and the other ns (a CI fleet's run
+    -- without timing, in ms, beside a baseline in ns paired with nothing). Other units as given.
+    CASE WHEN kindex_time_unit_ns(o.unit) IS NULL THEN o.unit ELSE 'ns' END AS unit,
+    o.value * coalesce(kindex_time_unit_ns(o.unit), 1.0) AS value,
+    -- a latency's p20/p80 are stored in ns (a run without timing takes its first measurement's
+    -- value, in its unit: 1.0 ms read against a p20 of 900000 ns was an interval of
+    -- [1.6e-06, 2.5e+06]); another metric's are in its value's unit
+    kindex_spread_low(CASE WHEN o.metric = 'latency' THEN o.latency_p20_ns
+                           ELSE m.p20 * coalesce(kindex_time_unit_ns(o.unit), 1.0) END,
+                      o.value * coalesce(kindex_time_unit_ns(o.unit), 1.0)) AS p20,
+    kindex_spread_high(CASE WHEN o.metric = 'latency' THEN o.latency_p80_ns
+                            ELSE m.p80 * coalesce(kindex_time_unit_ns(o.unit), 1.0) END,
+                       o.value * coalesce(kindex_time_unit_ns(o.unit), 1.0)) AS p80
 FROM observations_wide_for(kernel_filter, environment_filter, pass_filter) o
 LEFT JOIN (
     SELECT run_id, metric, unit,
