@@ -566,3 +566,51 @@ def test_a_negative_duration_or_size_is_rejected(
     fast, general = stage_chunk([document], False, 0), stage_chunk([document], False, 0, fast=False)
     assert [r.reason for r in fast.rejects] == [r.reason for r in general.rejects]
     assert len(general.rejects) == rejected
+
+
+# -- quantiles out of order -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("p20", "p80", "rejected"),
+    [
+        ((3_716_128, "ns"), (3_713_056, "ns"), True),  # the seed's two quantiles swapped
+        ((3.9, "ms"), (3_716_128, "ns"), True),  # 3.9 ms is above 3.72 ms: compared in ns
+        ((3.7, "ms"), (3_716_128, "ns"), False),
+        ((3_716_128, "ns"), (3_716_128, "ns"), False),  # equal: a sample of one value
+    ],
+)
+def test_a_p20_above_its_p80_is_rejected(
+    tmp_path: Path,
+    make_bundle: Any,
+    p20: tuple[float, str],
+    p80: tuple[float, str],
+    rejected: bool,
+) -> None:
+    """Swapped quantiles (p20 1.2 ms, p80 0.8 ms) collapsed the run's spread onto its median
+    (the views widen a spread to hold the central value): a run 20 % noisy either way was read
+    as a point, its speedup's interval as narrow as the other side's alone. Quantiles of one
+    sample are ordered: such a bundle is set aside with one line naming both measurements, on
+    the fast and the general path. No real run has one (Liger's CSVs, both KernelIndex
+    exports)."""
+    bundle = make_bundle(JSD_SEED)
+    low, high = bundle["run"]["spec"]["measurements"]
+    assert (low["statistic"], high["statistic"]) == ("p20", "p80")
+    low.update(value=p20[0], unit=p20[1])
+    high.update(value=p80[0], unit=p80[1])
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "swapped.json").write_text(json.dumps(bundle))
+    (inbox / "sound.json").write_text(json.dumps(make_bundle()))
+    report = ingest([inbox], tmp_path / "lake")
+    assert (report.runs_added, report.rejected) == ((1, 1) if rejected else (2, 0))
+    if rejected:
+        assert report.rejects[0].reason == (
+            f"$.run.spec.measurements[0].value: the latency p20 {p20[0]!r} {p20[1]} is above "
+            f"its p80 {p80[0]!r} {p80[1]} (measurements[1]; quantiles of one sample: expected "
+            "p20 <= p80)"
+        )
+    document = Document(str(inbox / "swapped.json"), None, (inbox / "swapped.json").read_bytes())
+    fast, general = stage_chunk([document], False, 0), stage_chunk([document], False, 0, fast=False)
+    assert [r.reason for r in fast.rejects] == [r.reason for r in general.rejects]
+    assert len(general.rejects) == rejected

@@ -34,6 +34,7 @@ from kindex_olap.model.validate import (
     check_dimension,
     check_measurement_signs,
     check_provenance,
+    check_quantile_order,
     latency_ns,
     validated_shared,
 )
@@ -243,6 +244,7 @@ def _prepare_fast(doc: Document, verify: bool, chunk_strings: Strings) -> _Ready
     try:
         check_date(spec.observedAt, "$.run.spec.observedAt")
         check_measurement_signs(spec)
+        check_quantile_order(spec)
         latency = latency_ns(bundle)
     except ValidationError:
         return None
