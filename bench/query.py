@@ -274,7 +274,8 @@ def before_connection(lake: Path, rev: str) -> tuple[duckdb.DuckDBPyConnection, 
     import tempfile
 
     from kindex_olap.lake.store import TABLES
-    from kindex_olap.query.engine import file_variable, snapshot_of
+    from kindex_olap.lake.tables import file_variable
+    from kindex_olap.query.engine import snapshot_of
 
     snapshot = snapshot_of(lake)
     con = duckdb.connect()

@@ -175,13 +175,13 @@ def _add(lake: Path, work: Path, new: Path) -> None:
         shutil.copytree(lake, copy)
         original = build.needs_update
         if label == "without layers":
-            build.needs_update = lambda tx: False  # type: ignore[assignment]
+            build.needs_update = lambda tx: False
         try:
             started = time.perf_counter()
             report = ingest([new], copy)
             seconds[label] = time.perf_counter() - started
         finally:
-            build.needs_update = original  # type: ignore[assignment]
+            build.needs_update = original
         print(f"add {new.stem} ({label}): {seconds[label]:.2f} s, {report.runs_added} runs")
         shutil.rmtree(copy, ignore_errors=True)
     ratio = seconds["with layers"] / seconds["without layers"]
