@@ -134,6 +134,28 @@ def test_an_implementation_spelled_with_the_other_separator_is_that_one(seeds_la
         parse("speedup jsd liger_cutile vs torch", older)
 
 
+def test_names_the_lake_spells_in_capitals_are_those_names(tmp_path: Path) -> None:
+    """The shorthand is read in lower case, and a kernel or an implementation the lake spells
+    with capitals (a CI fleet's FusedLinearCE, Triton) could not be asked for: "unknown word
+    'fusedlinearce'", with the hint "did you mean: FusedLinearCE?", which failed the same way.
+    Any case names it; where the lake holds a name in two cases, the one typed in lower case
+    is the lower-case one."""
+    bundles = [
+        c.run("Triton", kernel="FusedLinearCE", median=1e6),
+        c.run("torch", kernel="FusedLinearCE", median=2e6),
+        c.run("Triton", kernel="jsd", median=1e6),
+        c.run("torch", kernel="JSD", median=3e6),
+    ]
+    lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+    vocab = load_vocabulary(connect(lake))
+    for word in ("FusedLinearCE", "fusedlinearce", "FUSEDLINEARCE", "fused"):
+        assert parse(f"speedup {word}", vocab).kernels == ("FusedLinearCE",)
+    assert parse("speedup jsd", vocab).kernels == ("jsd",)
+    assert parse("speedup triton vs torch", vocab).candidate == "Triton"
+    (row,) = run_query("speedup FusedLinearCE Triton", lake).rows
+    assert row[:2] == ("FusedLinearCE", "backward")
+
+
 INJECTIONS = [
     "speedup jsd'; DROP VIEW runs; --",
     "speedup jsd vocab=1);DROP",

@@ -275,11 +275,12 @@ def resolve_kernel(word: str, vocab: Vocabulary) -> list[str]:
     union of the alias's kernels and the family's operations (rmsnorm: Liger's rms_norm and
     every rmsnorm operation); else a unique prefix (ambiguity is an error). A '-' and a '_'
     read alike (fused-linear-jsd, amd_fp8_mm), and a name written as the lake spells it
-    (GPU MODE's amd-fp8-mm) is that kernel."""
+    (GPU MODE's amd-fp8-mm) is that kernel, in any case (the shorthand is read in lower case:
+    a kernel named FusedLinearCE could not be asked for, and the hint named it as it is)."""
     if word in vocab.kernels:
         return [word]
-    word = _underscored(word)
-    spelled = [k for k in vocab.kernels if _underscored(k) == word]
+    word = _folded(word)
+    spelled = [k for k in vocab.kernels if _folded(k) == word]
     if spelled:
         return spelled
     named: list[str] = []
@@ -291,7 +292,7 @@ def resolve_kernel(word: str, vocab: Vocabulary) -> list[str]:
     named.extend(_family(word, vocab))
     if named:
         return sorted(dict.fromkeys(named))
-    matches = [k for k in vocab.kernels if _underscored(k).startswith(word)]
+    matches = [k for k in vocab.kernels if _folded(k).startswith(word)]
     if len(matches) > 1:
         raise QueryError(
             f"kernel {quoted(word)} is ambiguous: it starts {len(matches)} kernels",
@@ -300,13 +301,14 @@ def resolve_kernel(word: str, vocab: Vocabulary) -> list[str]:
     return matches
 
 
-def _underscored(name: str) -> str:
-    return name.replace("-", "_")
+def _folded(name: str) -> str:
+    """A name as the shorthand compares it: '-' as '_', in lower case."""
+    return name.replace("-", "_").lower()
 
 
 def _family(word: str, vocab: Vocabulary) -> list[str]:
     for name, kernels in vocab.families.items():
-        if word == _underscored(name):
+        if word == _folded(name):
             return [k for k in kernels if k in vocab.kernels]
     return []
 
@@ -330,7 +332,7 @@ def _provider_or_none(word: str, vocab: Vocabulary) -> str | None:
         return word
     # Liger's CSV spelled B200's implementations liger-cutedsl before liger_cutedsl: a name
     # the lake holds only in the other spelling is that implementation
-    spelled = [p for p in vocab.providers if _underscored(p) == _underscored(word)]
+    spelled = [p for p in vocab.providers if _folded(p) == _folded(word)]
     return spelled[0] if len(spelled) == 1 else None
 
 
