@@ -76,6 +76,23 @@ def test_filter_that_empties_the_result_is_named(seeds_lake: Path) -> None:
     )
 
 
+def test_runs_that_all_failed_are_named_by_their_status(tmp_path: Path) -> None:
+    """Where every run selected timed out, an empty answer named the metric: "the filter a
+    passed run of a metric in a time unit left nothing (the runs before it have metric:
+    latency)", and history "the filter metric latency left nothing (... metric: latency)". It
+    names their status; a filter that empties the runs first is still the one named."""
+    bundles = [c.run(p, status="timeout") for p in ("liger", "torch")]
+    lake = c.ingest_bundles(tmp_path / "in", bundles, tmp_path / "lake")
+    said = "no runs match: the filter status passed left nothing (the runs before it have status: "
+    for text in ("speedup jsd", "summary", "history jsd", "regressions jsd"):
+        assert run_query(text, lake).diagnostics[0] == said + "timeout)", text
+    assert (
+        run_query("speedup jsd forward", lake)
+        .diagnostics[0]
+        .startswith("no runs match: the filter pass forward left nothing")
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
