@@ -330,6 +330,23 @@ def test_missing_column_is_an_error(tmp_path: Path) -> None:
         L.import_liger(str(path), raw_dir=tmp_path / "raw")
 
 
+def test_a_csv_saved_by_a_spreadsheet_imports_as_it_was(tmp_path: Path) -> None:
+    """Excel's "CSV UTF-8" starts the file with a byte-order mark and ends lines with CRLF: the
+    first column read "\ufeffkernel_name" and the import failed, "missing column(s)
+    kernel_name". It converts the same bundles as the plain file."""
+    plain = _write_csv(tmp_path / "plain.csv", [_row(), _row(x_value="8192")], COLUMNS)
+    saved = tmp_path / "saved.csv"
+    saved.write_bytes(
+        b"\xef\xbb\xbf" + plain.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    )
+    bundles = []
+    for path in (plain, saved):
+        report = L.import_liger(str(path), raw_dir=tmp_path / path.stem)
+        assert report.runs == 2 and not report.skipped
+        bundles.append(sorted(p.read_text() for p in (tmp_path / path.stem).glob("liger_*.txt")))
+    assert bundles[0] == bundles[1] and len(bundles[0]) == 2
+
+
 def test_ragged_row_is_counted(tmp_path: Path) -> None:
     path = _write_csv(tmp_path / "in.csv", [_row()], COLUMNS)
     path.write_text(path.read_text() + "jsd,liger,forward\n")

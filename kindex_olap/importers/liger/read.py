@@ -22,7 +22,9 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str], str | None]]:
     """(line, row, problem) per CSV record; problem names a ragged record; no header column
     of Liger's 15 may be missing (SourceError)."""
     try:
-        handle = path.open(newline="", encoding="utf-8")
+        # utf-8-sig: a CSV saved by Excel ("CSV UTF-8") starts with a byte-order mark, which
+        # made the first column "\ufeffkernel_name" ("missing column(s) kernel_name")
+        handle = path.open(newline="", encoding="utf-8-sig")
     except OSError as exc:
         raise SourceError(f"{path}: cannot be opened ({exc.strerror})") from exc
     with handle:
