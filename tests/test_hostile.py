@@ -550,22 +550,28 @@ def test_a_negative_duration_or_size_is_rejected(
     its neighbours land. No real run has one (Liger's CSVs, both KernelIndex exports)."""
     bundle = make_bundle(JSD_SEED)
     bundle["run"]["spec"]["measurements"][0].update(unit=unit, metric=metric, value=value)
+    said = (
+        f"$.run.spec.measurements[0].value: {value!r} {unit} is negative "
+        f"(a measurement in {unit} is a {'size' if unit == 'bytes' else 'duration'}: "
+        "expected >= 0)"
+    )
+    assert _set_aside(tmp_path, bundle, make_bundle()) == ([said] if rejected else [])
+
+
+def _set_aside(tmp_path: Path, bundle: dict[str, Any], sound: dict[str, Any]) -> list[str]:
+    """The reasons `bundle` is set aside for, ingested beside a `sound` one that lands; the
+    fast and the general staging path give the same."""
     inbox = tmp_path / "in"
     inbox.mkdir()
-    (inbox / "negative.json").write_text(json.dumps(bundle))
-    (inbox / "sound.json").write_text(json.dumps(make_bundle()))
+    (inbox / "odd.json").write_text(json.dumps(bundle))
+    (inbox / "sound.json").write_text(json.dumps(sound))
     report = ingest([inbox], tmp_path / "lake")
-    assert (report.runs_added, report.rejected) == ((1, 1) if rejected else (2, 0))
-    if rejected:
-        assert report.rejects[0].reason == (
-            f"$.run.spec.measurements[0].value: {value!r} {unit} is negative "
-            f"(a measurement in {unit} is a {'size' if unit == 'bytes' else 'duration'}: "
-            "expected >= 0)"
-        )
-    document = Document(str(inbox / "negative.json"), None, (inbox / "negative.json").read_bytes())
+    assert report.runs_added == 2 - report.rejected
+    reasons = [r.reason for r in report.rejects]
+    document = Document(str(inbox / "odd.json"), None, (inbox / "odd.json").read_bytes())
     fast, general = stage_chunk([document], False, 0), stage_chunk([document], False, 0, fast=False)
-    assert [r.reason for r in fast.rejects] == [r.reason for r in general.rejects]
-    assert len(general.rejects) == rejected
+    assert [r.reason for r in fast.rejects] == [r.reason for r in general.rejects] == reasons
+    return reasons
 
 
 # -- quantiles out of order -------------------------------------------------------------------
@@ -598,19 +604,8 @@ def test_a_p20_above_its_p80_is_rejected(
     assert (low["statistic"], high["statistic"]) == ("p20", "p80")
     low.update(value=p20[0], unit=p20[1])
     high.update(value=p80[0], unit=p80[1])
-    inbox = tmp_path / "in"
-    inbox.mkdir()
-    (inbox / "swapped.json").write_text(json.dumps(bundle))
-    (inbox / "sound.json").write_text(json.dumps(make_bundle()))
-    report = ingest([inbox], tmp_path / "lake")
-    assert (report.runs_added, report.rejected) == ((1, 1) if rejected else (2, 0))
-    if rejected:
-        assert report.rejects[0].reason == (
-            f"$.run.spec.measurements[0].value: the latency p20 {p20[0]!r} {p20[1]} is above "
-            f"its p80 {p80[0]!r} {p80[1]} (measurements[1]; quantiles of one sample: expected "
-            "p20 <= p80)"
-        )
-    document = Document(str(inbox / "swapped.json"), None, (inbox / "swapped.json").read_bytes())
-    fast, general = stage_chunk([document], False, 0), stage_chunk([document], False, 0, fast=False)
-    assert [r.reason for r in fast.rejects] == [r.reason for r in general.rejects]
-    assert len(general.rejects) == rejected
+    said = (
+        f"$.run.spec.measurements[0].value: the latency p20 {p20[0]!r} {p20[1]} is above its "
+        f"p80 {p80[0]!r} {p80[1]} (measurements[1]; quantiles of one sample: expected p20 <= p80)"
+    )
+    assert _set_aside(tmp_path, bundle, make_bundle()) == ([said] if rejected else [])
