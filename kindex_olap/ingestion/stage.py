@@ -32,9 +32,8 @@ from kindex_olap.model.validate import (
     check_bundle,
     check_date,
     check_dimension,
-    check_measurement_signs,
+    check_measurements,
     check_provenance,
-    check_quantile_order,
     latency_ns,
     validated_shared,
 )
@@ -243,8 +242,7 @@ def _prepare_fast(doc: Document, verify: bool, chunk_strings: Strings) -> _Ready
     bundle = Bundle(run, protocol[0], environment[0], envelope.display)
     try:
         check_date(spec.observedAt, "$.run.spec.observedAt")
-        check_measurement_signs(spec)
-        check_quantile_order(spec)
+        check_measurements(spec)
         latency = latency_ns(bundle)
     except ValidationError:
         return None

@@ -375,8 +375,7 @@ def check_bundle(obj: Any) -> Bundle:
     except msgspec.ValidationError as e:
         raise ValidationError(_describe(e)) from e
     check_date(bundle.run.spec.observedAt, "$.run.spec.observedAt")
-    check_measurement_signs(bundle.run.spec)
-    check_quantile_order(bundle.run.spec)
+    check_measurements(bundle.run.spec)
     _check_shared(bundle.protocol, BenchmarkProtocol, "$.protocol")
     _check_shared(bundle.environment, ExecutionEnvironment, "$.environment")
     return bundle
@@ -423,40 +422,38 @@ def validated_shared(
 _KINDS_OF_UNIT = {**{unit: "duration" for unit in NS_PER_UNIT}, "bytes": "size"}
 
 
-def check_measurement_signs(spec: RunSpec) -> None:
+def check_measurements(spec: RunSpec) -> None:
     """Refuse a negative measurement in a unit of time or of bytes (any other unit, a rate or a
-    score, may take either sign)."""
+    score, may take either sign), and a p20 above the p80 of the same metric (times compared in
+    ns): quantiles of one sample are ordered, and the views read p20 and p80 as a run's spread,
+    which swapped ones collapsed onto its central value (a run 20 % noisy either way read as a
+    point)."""
     if spec.measurements is UNSET:
         return
+    quantiles: dict[tuple[str, str], dict[str, int]] = {}  # (metric, kind) -> statistic -> index
     for index, m in enumerate(spec.measurements):
         if m.value < 0 and m.unit in _KINDS_OF_UNIT:
             raise ValidationError(
                 f"$.run.spec.measurements[{index}].value: {m.value!r} {m.unit} is negative (a "
                 f"measurement in {m.unit} is a {_KINDS_OF_UNIT[m.unit]}: expected >= 0)"
             )
-
-
-def check_quantile_order(spec: RunSpec) -> None:
-    """Refuse a p20 above the p80 of the same metric (times compared in ns): quantiles of one
-    sample are ordered, and the views read p20 and p80 as a run's spread, which swapped ones
-    collapsed onto its central value (a run 20 % noisy either way read as a point)."""
-    if spec.measurements is UNSET:
-        return
-    found: dict[tuple[str, str, str], tuple[int, float]] = {}
-    for index, m in enumerate(spec.measurements):
         if m.statistic in ("p20", "p80"):
-            scale = NS_PER_UNIT.get(m.unit)
-            kind = "time" if scale is not None else m.unit
-            found[(m.metric, kind, m.statistic)] = (index, m.value * (scale or 1))
-    for (metric, kind, statistic), (index, low) in found.items():
-        high = found.get((metric, kind, "p80"))
-        if statistic == "p20" and high is not None and low > high[1]:
-            p20, p80 = spec.measurements[index], spec.measurements[high[0]]
-            raise ValidationError(
-                f"$.run.spec.measurements[{index}].value: the {metric} p20 {p20.value!r} "
-                f"{p20.unit} is above its p80 {p80.value!r} {p80.unit} (measurements[{high[0]}]; "
-                "quantiles of one sample: expected p20 <= p80)"
-            )
+            kind = "time" if m.unit in NS_PER_UNIT else m.unit
+            quantiles.setdefault((m.metric, kind), {})[m.statistic] = index
+    for (metric, _), at in quantiles.items():
+        if "p20" in at and "p80" in at:
+            low, high = spec.measurements[at["p20"]], spec.measurements[at["p80"]]
+            if _in_ns(low) > _in_ns(high):
+                raise ValidationError(
+                    f"$.run.spec.measurements[{at['p20']}].value: the {metric} p20 "
+                    f"{low.value!r} {low.unit} is above its p80 {high.value!r} {high.unit} "
+                    f"(measurements[{at['p80']}]; quantiles of one sample: expected p20 <= p80)"
+                )
+
+
+def _in_ns(m: Measurement) -> float:
+    """A measurement's value, in ns where its unit is one of time."""
+    return m.value * NS_PER_UNIT.get(m.unit, 1)
 
 
 def check_date(timestamp: str, where: str) -> None:
