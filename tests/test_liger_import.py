@@ -347,6 +347,46 @@ def test_a_csv_saved_by_a_spreadsheet_imports_as_it_was(tmp_path: Path) -> None:
     assert bundles[0] == bundles[1] and len(bundles[0]) == 2
 
 
+def test_a_row_in_another_unit_is_read_in_its_unit(tmp_path: Path) -> None:
+    """metric_unit was not read: a speed in "us" became a latency 1000x too long, and a unit
+    nobody knows was taken for ms. A row in us, ns or s is the same run as the row in ms (same
+    bundle, same file); one in MB, GiB or bytes the same memory run; an unknown unit is a
+    skipped row naming it."""
+    ms = _row()
+    same = [
+        _row(metric_unit="us", y_value_50="1500", y_value_20="1250", y_value_80="1750"),
+        _row(metric_unit="ns", y_value_50="1500000", y_value_20="1250000", y_value_80="1750000"),
+        _row(metric_unit="s", y_value_50="0.0015", y_value_20="0.00125", y_value_80="0.00175"),
+    ]
+    mib = _row(
+        metric_name="memory", metric_unit="MB", y_value_50="3", y_value_20="2", y_value_80="4"
+    )
+    same_memory = [
+        _row(metric_name="memory", metric_unit="GiB", y_value_50="0.0029296875",
+             y_value_20="0.001953125", y_value_80="0.00390625"),
+        _row(metric_name="memory", metric_unit="bytes", y_value_50=str(3 * 2**20),
+             y_value_20=str(2 * 2**20), y_value_80=str(4 * 2**20)),
+    ]  # fmt: skip
+    converter = Converter()
+    for reference, rows in ((ms, same), (mib, same_memory)):
+        expected = converter.convert(reference)
+        assert isinstance(expected, Converted)
+        for row in rows:
+            got = converter.convert(row)
+            assert isinstance(got, Converted), row["metric_unit"]
+            assert got.bundle == expected.bundle, row["metric_unit"]
+    timed = converter.convert(ms)
+    assert isinstance(timed, Converted)
+    assert timed.bundle["run"]["spec"]["timing"]["latencyNs"]["median"] == 1_500_000
+    path = _write_csv(
+        tmp_path / "in.csv", [ms, _row(metric_unit="furlongs", x_value="8192")], COLUMNS
+    )
+    report = L.import_liger(str(path), raw_dir=tmp_path / "raw", report_path=tmp_path / "r.jsonl")
+    assert report.skipped == {"unknown_unit": 1} and report.runs == 1
+    (skip,) = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert skip["line"] == 3 and "'furlongs'" in skip["detail"] and "ms" in skip["detail"]
+
+
 def test_ragged_row_is_counted(tmp_path: Path) -> None:
     path = _write_csv(tmp_path / "in.csv", [_row()], COLUMNS)
     path.write_text(path.read_text() + "jsd,liger,forward\n")

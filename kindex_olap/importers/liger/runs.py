@@ -33,6 +33,17 @@ MIB = 2**20
 
 
 MS_TO_NS = 1_000_000
+# What a row's metric_unit means, as a factor to the unit the bundles are built from: ms for
+# speed, MiB for memory. Liger writes "ms" and "MB" (torch.cuda.max_memory_allocated / 2**20:
+# MiB, labelled MB, so KB and GB are read as KiB and GiB too). The unit was not read: a speed
+# in "us" became a latency 1000x too long and any unit at all was taken for ms.
+UNIT_SCALE: dict[str, dict[str, float]] = {
+    "latency": {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3},
+    "memory": {
+        "B": 1 / MIB, "bytes": 1 / MIB, "KB": 1 / 1024, "KiB": 1 / 1024, "MB": 1.0, "MiB": 1.0,
+        "GB": 1024.0, "GiB": 1024.0,
+    },
+}  # fmt: skip
 
 
 def _storable(value: float, metric: str) -> bool:
@@ -119,6 +130,13 @@ class Converter:
         metric = {"speed": "latency", "memory": "memory"}.get(row["metric_name"])
         if metric is None:
             return "unknown_metric", f"metric_name {row['metric_name']!r}"
+        scale = UNIT_SCALE[metric].get(row["metric_unit"])
+        if scale is None:
+            known = ", ".join(UNIT_SCALE[metric])
+            return "unknown_unit", (
+                f"metric_unit {row['metric_unit']!r} of metric_name {row['metric_name']!r} "
+                f"(expected one of {known})"
+            )
         if (bad := _bad_names(row)) is not None:
             return "bad_name", bad
         env = self._environment(row["gpu_name"])
@@ -129,6 +147,8 @@ class Converter:
         except ValueError:
             return "bad_timestamp", f"timestamp {row['timestamp']!r}"
         ys = [js_number(row[c]) for c in ("y_value_50", "y_value_20", "y_value_80")]
+        if scale != 1.0:  # ms and MB, Liger's own units, stay the numbers they were
+            ys = [y * scale for y in ys]
         if not _storable(ys[0], metric) or ys[0] < 0 or (metric == "latency" and ys[0] == 0):
             return "bad_value", f"y_value_50 {row['y_value_50']!r}"
         cfg = self._config(row["extra_benchmark_config_str"])
