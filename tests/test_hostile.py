@@ -609,3 +609,42 @@ def test_a_p20_above_its_p80_is_rejected(
         f"p80 {p80[0]!r} {p80[1]} (measurements[1]; quantiles of one sample: expected p20 <= p80)"
     )
     assert _set_aside(tmp_path, bundle, make_bundle()) == ([said] if rejected else [])
+
+
+# -- one statistic given twice ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (  # a second p20, another value: the views read one of the two, which was arbitrary
+            {"metric": "latency", "statistic": "p20", "unit": "ns", "value": 9},
+            "$.run.spec.measurements[2].value: a second latency p20, 9 ns, where "
+            "measurements[0] gives 3713056 ns (expected one value a metric and statistic)",
+        ),
+        (  # the same p20 again, in ms: one value
+            {"metric": "latency", "statistic": "p20", "unit": "ms", "value": 3.713056},
+            None,
+        ),
+        (  # a latency median against the timing's: the pairing read the timing's, silently
+            {"metric": "latency", "statistic": "median", "unit": "ns", "value": 5_000_000},
+            "$.run.spec.measurements[2].value: the latency median 5000000 ns differs from the "
+            "timing's 3714592 ns ($.run.spec.timing.latencyNs.median; expected one value)",
+        ),
+        ({"metric": "latency", "statistic": "median", "unit": "ns", "value": 3_714_592}, None),
+        (  # another metric's median is its own
+            {"metric": "memory", "statistic": "median", "unit": "bytes", "value": 5_000_000},
+            None,
+        ),
+    ],
+)
+def test_a_statistic_given_twice_with_two_values_is_rejected(
+    tmp_path: Path, make_bundle: Any, extra: dict[str, Any], said: str | None
+) -> None:
+    """A bundle whose measurements give a metric's statistic twice, or a latency statistic
+    its timing gives too, with different values, says two things of one run: it is set aside
+    naming both, on the fast and the general path. The same value twice (in any unit of time)
+    is one value. No real run has either (Liger's CSVs, both KernelIndex exports)."""
+    bundle = make_bundle(JSD_SEED)
+    bundle["run"]["spec"]["measurements"].append(extra)
+    assert _set_aside(tmp_path, bundle, make_bundle()) == ([said] if said else [])

@@ -424,19 +424,31 @@ _KINDS_OF_UNIT = {**{unit: "duration" for unit in NS_PER_UNIT}, "bytes": "size"}
 
 def check_measurements(spec: RunSpec) -> None:
     """Refuse a negative measurement in a unit of time or of bytes (any other unit, a rate or a
-    score, may take either sign), and a p20 above the p80 of the same metric (times compared in
+    score, may take either sign); a p20 above the p80 of the same metric (times compared in
     ns): quantiles of one sample are ordered, and the views read p20 and p80 as a run's spread,
     which swapped ones collapsed onto its central value (a run 20 % noisy either way read as a
-    point)."""
+    point); and a metric's statistic given twice with different values, in the measurements
+    or in them and the timing: the views read one of the two, and which one was arbitrary."""
     if spec.measurements is UNSET:
         return
     quantiles: dict[tuple[str, str], dict[str, int]] = {}  # (metric, kind) -> statistic -> index
+    seen: dict[tuple[str, str], int] = {}  # (metric, statistic) -> its first index
     for index, m in enumerate(spec.measurements):
         if m.value < 0 and m.unit in _KINDS_OF_UNIT:
             raise ValidationError(
                 f"$.run.spec.measurements[{index}].value: {m.value!r} {m.unit} is negative (a "
                 f"measurement in {m.unit} is a {_KINDS_OF_UNIT[m.unit]}: expected >= 0)"
             )
+        first = seen.setdefault((m.metric, m.statistic), index)
+        if first != index and not _same_value(spec.measurements[first], m):
+            other = spec.measurements[first]
+            raise ValidationError(
+                f"$.run.spec.measurements[{index}].value: a second {m.metric} {m.statistic}, "
+                f"{m.value!r} {m.unit}, where measurements[{first}] gives {other.value!r} "
+                f"{other.unit} (expected one value a metric and statistic)"
+            )
+        if m.metric == "latency" and spec.timing is not UNSET:
+            _check_against_timing(spec.timing.latencyNs, m, index)
         if m.statistic in ("p20", "p80"):
             kind = "time" if m.unit in NS_PER_UNIT else m.unit
             quantiles.setdefault((m.metric, kind), {})[m.statistic] = index
@@ -449,6 +461,37 @@ def check_measurements(spec: RunSpec) -> None:
                     f"{low.value!r} {low.unit} is above its p80 {high.value!r} {high.unit} "
                     f"(measurements[{at['p80']}]; quantiles of one sample: expected p20 <= p80)"
                 )
+
+
+def _check_against_timing(timed: LatencyNs, m: Measurement, index: int) -> None:
+    """Refuse a latency measurement of a statistic the timing also gives, with another value."""
+    if m.statistic not in _TIMED_STATISTICS or m.unit not in NS_PER_UNIT:
+        return
+    value = getattr(timed, m.statistic)
+    if value is UNSET:
+        return
+    where = f"$.run.spec.timing.latencyNs.{m.statistic}"
+    if not _close(duration_ns(value, where), _in_ns(m)):
+        raise ValidationError(
+            f"$.run.spec.measurements[{index}].value: the latency {m.statistic} {m.value!r} "
+            f"{m.unit} differs from the timing's {value!r} ns ({where}; expected one value)"
+        )
+
+
+def _same_value(a: Measurement, b: Measurement) -> bool:
+    """Whether two measurements give the same value: times in ns, anything else in one unit."""
+    if a.unit in NS_PER_UNIT and b.unit in NS_PER_UNIT:
+        return _close(_in_ns(a), _in_ns(b))
+    return a.unit == b.unit and a.value == b.value
+
+
+def _close(a: float, b: float) -> bool:
+    """Equal up to the rounding of a unit's conversion (3.714592 ms against 3714592 ns)."""
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+
+
+# the timing's statistics a latency measurement may repeat (confidence95 is a pair)
+_TIMED_STATISTICS = frozenset(LatencyNs.__struct_fields__) - {"confidence95"}
 
 
 def _in_ns(m: Measurement) -> float:
