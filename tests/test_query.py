@@ -101,6 +101,8 @@ def test_runs_that_all_failed_are_named_by_their_status(tmp_path: Path) -> None:
         ("speedup jsd dtype>=fp32", "dtype filters take = or !=, not '>='"),
         ("speedup jsd vocab=1", "unknown shape axis 'vocab'"),
         ("speedup jsd liger vs", "'vs' needs an implementation on each side"),
+        # answered "no comparable liger" of a lake full of liger runs
+        ("speedup jsd liger vs Liger", "'liger' vs 'liger' compares an implementation with itself"),
         # the user's text is quoted shortened: one line, however long the word
         ("x" * 100_000, f"unknown verb '{'x' * 57}...'\nhint: a query starts with one of"),
         ("speedup jsd " + "y" * 5_000, f"unknown word '{'y' * 57}...'\n"),

@@ -164,6 +164,11 @@ def parse(text: str, vocab: Vocabulary) -> Query:
                 raise QueryError("'vs' needs an implementation on each side, e.g. liger vs torch")
             state.candidate = _provider(rest[i], vocab)
             state.baseline = _provider(rest[i + 2], vocab)
+            if state.candidate == state.baseline:  # answered "no comparable liger" before
+                raise QueryError(
+                    f"{quoted(rest[i])} vs {quoted(rest[i + 2])} compares an implementation "
+                    "with itself: name two, e.g. liger vs torch"
+                )
             i += 3
             continue
         _word(rest[i], vocab, state)
