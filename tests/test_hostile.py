@@ -147,6 +147,43 @@ def test_a_symlink_inside_the_input_folder_is_read(seed_inbox: Path, tmp_path: P
     assert report.warnings == [] and report.runs_added == 3 and report.duplicates == 0
 
 
+def test_a_fifo_in_the_input_folder_is_skipped_not_waited_on(
+    seed_inbox: Path, tmp_path: Path
+) -> None:
+    """A FIFO named like a bundle (x.json) held the whole ingest: reading one waits for a
+    writer, forever. Found in a folder it is skipped with a warning naming what it is, and the
+    seeds land; a link to a folder inside the input folder says it is read where it is (it was
+    called a link "out of the input folder")."""
+    os.mkfifo(seed_inbox / "x.json")
+    (seed_inbox / "here").symlink_to(seed_inbox)
+    report = ingest([seed_inbox], tmp_path / "lake")
+    assert report.runs_added == 3 and report.rejected == 0
+    assert report.warnings == [
+        f"skipped {seed_inbox / 'here'}: a symbolic link to a folder inside the input folder "
+        "(read where it is)",
+        f"skipped {seed_inbox / 'x.json'}: a FIFO, not a regular file",
+    ]
+
+
+def test_a_document_that_is_not_utf8_is_named_where_it_stops_being_so(
+    tmp_path: Path, make_bundle: Any
+) -> None:
+    """orjson says "str is not valid UTF-8: surrogates not allowed: line 1 column 1 (char 0)"
+    of a Latin-1 byte anywhere in a document; the reject names the byte and where it is."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    text = json.dumps(make_bundle(JSD_SEED), indent=1).encode()
+    at = text.index(b"Jensen")
+    (inbox / "latin1.json").write_bytes(text[:at] + b"J\xe9nsen" + text[at + 6 :])
+    report = ingest([inbox], tmp_path / "lake")
+    line = text.count(b"\n", 0, at) + 1
+    column = at - text.rfind(b"\n", 0, at) + 1
+    assert [r.reason for r in report.rejects] == [
+        f"not UTF-8: byte 0xe9 at line {line} column {column} (byte {at + 1}; a bundle is "
+        "UTF-8 JSON)"
+    ]
+
+
 # -- 2. memory and time -----------------------------------------------------------------------
 
 

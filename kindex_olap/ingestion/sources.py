@@ -11,6 +11,7 @@ import hashlib
 import io
 import os
 import re
+import stat
 import time
 import zlib
 from collections.abc import Iterable, Iterator
@@ -56,7 +57,8 @@ def discover_names(
     A symbolic link inside a folder is followed only to a file inside that folder: one that
     leads out of it (`x.json -> /etc/shadow`), or to a folder, or nowhere (dangling, a loop), is
     left alone and added to `skipped` ("PATH: why"), unless `follow_symlinks`; so is a folder
-    inside that cannot be listed. A path named on the command line is read as given.
+    inside that cannot be listed, and what is not a regular file (a FIFO: reading one waits for
+    a writer). A path named on the command line is read as given (`<(zcat x.jsonl.gz)`).
     """
     for path in paths:
         root = os.path.abspath(path)
@@ -75,7 +77,7 @@ def _walk(
     for entry in entries:
         if entry.is_symlink() and not _may_follow(entry.path, real_root, follow):
             if skipped is not None and (_is_input_name(entry.name) or _is_dir(entry)):
-                skipped.append(f"{entry.path}: {_unfollowed(entry.path)}")
+                skipped.append(f"{entry.path}: {_unfollowed(entry.path, real_root)}")
             continue
         if _is_dir(entry):
             if os.path.realpath(entry.path) in seen:
@@ -86,7 +88,11 @@ def _walk(
                 if skipped is not None:
                     skipped.append(f"{entry.path}: a folder that cannot be listed ({e.strerror})")
         elif _is_input_name(entry.name):
-            yield entry.path
+            kind = None if _is_file(entry) else _not_regular(entry.path)
+            if kind is None:
+                yield entry.path
+            elif skipped is not None:  # a FIFO named x.json held the whole ingest, waiting
+                skipped.append(f"{entry.path}: {kind}, not a regular file")
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -98,10 +104,35 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _unfollowed(link: str) -> str:
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    """Whether `entry` is a regular file (following a link): the kind the folder's listing
+    tells for most entries, without a stat."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def _not_regular(path: str) -> str | None:
+    """What the file at `path` is, where it is not a regular file; None where it cannot be
+    told (a dangling link: the reader says why it cannot be read)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file"
+
+
+def _unfollowed(link: str, real_root: str) -> str:
     """Why the symbolic link `link` inside an input folder was not read."""
     if not os.path.exists(link):
         return "a symbolic link to nothing (dangling, or a loop)"
+    target = os.path.realpath(link)
+    if os.path.isdir(link) and (target + os.sep).startswith(real_root + os.sep):
+        return "a symbolic link to a folder inside the input folder (read where it is)"
     return "a symbolic link out of the input folder (--follow-symlinks reads it)"
 
 

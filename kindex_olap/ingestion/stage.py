@@ -311,12 +311,27 @@ def _json_kind(value: Any) -> str:
     return "array" if isinstance(value, list) else "string"
 
 
+def _not_utf8(text: bytes) -> str | None:
+    """Where `text` stops being UTF-8, if it does: orjson says "surrogates not allowed: line 1
+    column 1" of a Latin-1 byte anywhere in the document."""
+    try:
+        text.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = text.count(b"\n", 0, e.start) + 1
+        column = e.start - text.rfind(b"\n", 0, e.start)
+        return (
+            f"not UTF-8: byte 0x{text[e.start]:02x} at line {line} column {column} "
+            f"(byte {e.start}; a bundle is UTF-8 JSON)"
+        )
+    return None
+
+
 def parse_object(text: bytes) -> dict[str, Any]:
     """Parse one JSON object without duplicate keys."""
     try:
         obj = orjson.loads(text)
     except orjson.JSONDecodeError as e:
-        raise ValidationError(f"not valid JSON: {e}") from e
+        raise ValidationError(_not_utf8(text) or f"not valid JSON: {e}") from e
     if not isinstance(obj, dict):
         raise ValidationError(f"top-level {_json_kind(obj)}: expected one JSON object (a bundle)")
     _check_duplicate_keys(text, obj)
