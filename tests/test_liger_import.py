@@ -387,6 +387,17 @@ def test_a_row_in_another_unit_is_read_in_its_unit(tmp_path: Path) -> None:
     assert skip["line"] == 3 and "'furlongs'" in skip["detail"] and "ms" in skip["detail"]
 
 
+def test_a_row_without_a_version_has_no_version_label() -> None:
+    """An empty liger_version cell became the label liger_version: "", a version named ""
+    that history made points of and same-version pairing paired; it is no label."""
+    converted = Converter().convert(_row(liger_version=""))
+    assert isinstance(converted, Converted)
+    assert "liger_version" not in converted.bundle["run"]["metadata"]["labels"]
+    versioned = Converter().convert(_row())
+    assert isinstance(versioned, Converted)
+    assert versioned.bundle["run"]["metadata"]["labels"] == {"liger_version": "0.5.0"}
+
+
 def test_ragged_row_is_counted(tmp_path: Path) -> None:
     path = _write_csv(tmp_path / "in.csv", [_row()], COLUMNS)
     path.write_text(path.read_text() + "jsd,liger,forward\n")

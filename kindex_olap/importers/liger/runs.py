@@ -263,7 +263,10 @@ class Converter:
             name_prefix = "liger-memory"
         spec["sourceNative"] = native
         curation = "generic" if generic_reason else "kernelindex"
-        labels = {"liger_version": row["liger_version"]}
+        # an empty cell is no version: as a label "" it was a version named "" (history's
+        # points and same-version pairs of its own)
+        version = row["liger_version"]
+        labels = {"liger_version": version} if version else {}
         if generic_reason or further or metric == "memory":
             labels |= {"curation": curation, "metric": metric}
             if generic_reason:
