@@ -431,30 +431,28 @@ def check_measurements(spec: RunSpec) -> None:
     or in them and the timing: the views read one of the two, and which one was arbitrary."""
     if spec.measurements is UNSET:
         return
+    measurements = spec.measurements
+    if len(measurements) > 2:
+        _check_repeats(measurements)
+    elif len(measurements) == 2:  # most bundles: p20 and p80, compared without a dict
+        first, second = measurements
+        if first.statistic == second.statistic and first.metric == second.metric:
+            _check_repeats(measurements)
     quantiles: dict[tuple[str, str], dict[str, int]] = {}  # (metric, kind) -> statistic -> index
-    seen: dict[tuple[str, str], int] = {}  # (metric, statistic) -> its first index
-    for index, m in enumerate(spec.measurements):
+    for index, m in enumerate(measurements):
         if m.value < 0 and m.unit in _KINDS_OF_UNIT:
             raise ValidationError(
                 f"$.run.spec.measurements[{index}].value: {m.value!r} {m.unit} is negative (a "
                 f"measurement in {m.unit} is a {_KINDS_OF_UNIT[m.unit]}: expected >= 0)"
             )
-        first = seen.setdefault((m.metric, m.statistic), index)
-        if first != index and not _same_value(spec.measurements[first], m):
-            other = spec.measurements[first]
-            raise ValidationError(
-                f"$.run.spec.measurements[{index}].value: a second {m.metric} {m.statistic}, "
-                f"{m.value!r} {m.unit}, where measurements[{first}] gives {other.value!r} "
-                f"{other.unit} (expected one value a metric and statistic)"
-            )
-        if m.metric == "latency" and spec.timing is not UNSET:
+        if m.statistic in _TIMED_STATISTICS and m.metric == "latency" and spec.timing is not UNSET:
             _check_against_timing(spec.timing.latencyNs, m, index)
         if m.statistic in ("p20", "p80"):
             kind = "time" if m.unit in NS_PER_UNIT else m.unit
             quantiles.setdefault((m.metric, kind), {})[m.statistic] = index
     for (metric, _), at in quantiles.items():
         if "p20" in at and "p80" in at:
-            low, high = spec.measurements[at["p20"]], spec.measurements[at["p80"]]
+            low, high = measurements[at["p20"]], measurements[at["p80"]]
             if _in_ns(low) > _in_ns(high):
                 raise ValidationError(
                     f"$.run.spec.measurements[{at['p20']}].value: the {metric} p20 "
@@ -463,9 +461,24 @@ def check_measurements(spec: RunSpec) -> None:
                 )
 
 
+def _check_repeats(measurements: list[Measurement]) -> None:
+    """Refuse a metric's statistic given twice with two values (the same value twice, in any
+    unit of time, is one value)."""
+    seen: dict[tuple[str, str], int] = {}  # (metric, statistic) -> its first index
+    for index, m in enumerate(measurements):
+        first = seen.setdefault((m.metric, m.statistic), index)
+        if first != index and not _same_value(measurements[first], m):
+            other = measurements[first]
+            raise ValidationError(
+                f"$.run.spec.measurements[{index}].value: a second {m.metric} {m.statistic}, "
+                f"{m.value!r} {m.unit}, where measurements[{first}] gives {other.value!r} "
+                f"{other.unit} (expected one value a metric and statistic)"
+            )
+
+
 def _check_against_timing(timed: LatencyNs, m: Measurement, index: int) -> None:
     """Refuse a latency measurement of a statistic the timing also gives, with another value."""
-    if m.statistic not in _TIMED_STATISTICS or m.unit not in NS_PER_UNIT:
+    if m.unit not in NS_PER_UNIT:
         return
     value = getattr(timed, m.statistic)
     if value is UNSET:
