@@ -168,7 +168,8 @@ def test_a_step_rule_out_of_range_is_a_bad_argument(
     ("text", "said"),
     [
         ("accept = 5\n", 'accept must be [[accept]] tables, each with step = "..."'),
-        ("threshold = 1e400\n", "threshold must be a positive fraction (0.05: 5 %), not inf"),
+        ("threshold = 1e400\n", "threshold must be a fraction, 0 or more (0.05: 5 %), not inf"),
+        ("threshold = -0.1\n", "threshold must be a fraction, 0 or more (0.05: 5 %), not -0.1"),
         ("q = 5\n", "q is a false-discovery rate, at most 1, not 5"),
     ],
 )
@@ -182,6 +183,17 @@ def test_a_gate_file_out_of_range_names_its_field(tmp_path: Path, text: str, sai
     with pytest.raises(ConfigError) as info:
         read_gate_file(gate)
     assert info.value.message.startswith(f"{gate}: {said}")
+
+
+def test_a_gate_file_takes_a_threshold_of_zero_as_the_option_does(tmp_path: Path) -> None:
+    """`--threshold 0` (every change large enough) was taken and `threshold = 0` in a gate
+    file refused as "must be a positive fraction": one setting, one range."""
+    from kindex_olap.query.gate import read_gate_file
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text("threshold = 0\n[thresholds]\njsd = 0\n")
+    read = read_gate_file(gate)
+    assert read.threshold == 0.0 and read.thresholds == (("jsd", 0.0),)
 
 
 def test_a_gate_threshold_of_a_kernel_the_lake_lacks_is_said(seeds_lake: Path) -> None:

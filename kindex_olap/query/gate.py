@@ -112,9 +112,13 @@ def _fraction(path: Path, name: str, value: Any) -> float | None:
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
-        or not 0 < value < math.inf  # threshold = inf (1e400) flagged nothing, silently
+        # threshold = inf (1e400) flagged nothing, silently; 0 is --threshold 0's "every
+        # change is large enough", which the file refused
+        or not 0 <= value < math.inf
     ):
-        raise ConfigError(f"{path}: {name} must be a positive fraction (0.05: 5 %), not {value!r}")
+        raise ConfigError(
+            f"{path}: {name} must be a fraction, 0 or more (0.05: 5 %), not {value!r}"
+        )
     return float(value)
 
 
