@@ -101,6 +101,7 @@ def test_runs_that_all_failed_are_named_by_their_status(tmp_path: Path) -> None:
         ("speedup jsd dtype>=fp32", "dtype filters take = or !=, not '>='"),
         ("speedup jsd vocab=1", "unknown shape axis 'vocab'"),
         ("speedup jsd liger vs", "'vs' needs an implementation on each side"),
+        ("speedup jsd --all", "'--all' is an option, not a word of the query\nhint: put it after"),
         # answered "no comparable liger" of a lake full of liger runs
         ("speedup jsd liger vs Liger", "'liger' vs 'liger' compares an implementation with itself"),
         # the user's text is quoted shortened: one line, however long the word

@@ -266,6 +266,11 @@ def _word(word: str, vocab: Vocabulary, state: _State) -> None:
     if _provider_or_none(word, vocab):
         state.candidate = _provider_or_none(word, vocab)
         return
+    if word.startswith("-"):  # `kindex query "history jsd --by run"`: said "unknown word"
+        raise QueryError(
+            f"{quoted(word)} is an option, not a word of the query",
+            hint='put it after the quoted query: kindex query "history jsd b200" --by run',
+        )
     raise QueryError(f"unknown word {quoted(word)}", hint=_nearest(word, valid_words(vocab), None))
 
 
