@@ -7,6 +7,7 @@ import csv
 import dataclasses
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import crafted as c
@@ -129,10 +130,21 @@ def test_aliases_and_families(seeds_lake: Path) -> None:
     vocab = load_vocabulary(con)
     assert parse("speedup kldiv", vocab).kernels == ("kl_div",)
     assert parse("speedup grpo", vocab).kernels == ("fused_linear_grpo_loss_token",)
-    query = parse("latency h100-pcie bwd torch vs pytorch", vocab)
-    assert (query.passes, query.candidate, query.baseline) == (("backward",), "torch", "torch")
+    query = parse("latency h100-pcie bwd liger vs pytorch", vocab)
+    assert (query.passes, query.candidate, query.baseline) == (("backward",), "liger", "torch")
     assert parse("runs b200", vocab).environments == parse("runs sm_100", vocab).environments
     assert len(parse("runs b200", vocab).environments) == 1
+
+
+def test_a_question_asked_in_english_reads_its_filler_words_as_nothing(seeds_lake: Path) -> None:
+    """ "speedup jsd backward on the b200" said "unknown word 'on'": the small words of a
+    question filter nothing; a kernel that happens to be named one is still that kernel."""
+    vocab = load_vocabulary(connect(seeds_lake))
+    assert parse("speedup jsd backward on the b200", vocab) == replace(
+        parse("speedup jsd backward b200", vocab), text="speedup jsd backward on the b200"
+    )
+    named = type(vocab)(kernels=(*vocab.kernels, "on"), gpus=vocab.gpus)
+    assert parse("speedup on b200", named).kernels == ("on",)
 
 
 def test_an_implementation_spelled_with_the_other_separator_is_that_one(seeds_lake: Path) -> None:

@@ -65,6 +65,9 @@ PROVIDER_ALIASES = {
 SHAPE_FILTER = re.compile(r"^([a-z_][a-z0-9_]*)(>=|<=|!=|=|>|<)(.+)$")
 OPERATORS = ("=", "!=", ">=", "<=", ">", "<")
 STRING_FILTERS = ("dtype", "shape")
+# words of a question in English that filter nothing ("speedup jsd backward on b200" said
+# "unknown word 'on'"); a kernel or GPU of that name is still that name
+FILLER_WORDS = frozenset({"a", "an", "at", "for", "in", "of", "on", "the", "with"})
 
 
 @dataclass(frozen=True)
@@ -257,6 +260,8 @@ def _word(word: str, vocab: Vocabulary, state: _State) -> None:
     if environments:
         state.environments.extend(environments)
         state.gpu_words.append(word)
+        return
+    if word in FILLER_WORDS and word not in vocab.kernels:
         return
     kernels = resolve_kernel(word, vocab)
     if kernels:
