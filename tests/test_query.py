@@ -102,6 +102,7 @@ def test_runs_that_all_failed_are_named_by_their_status(tmp_path: Path) -> None:
         ("speedup jsd dtype>=fp32", "dtype filters take = or !=, not '>='"),
         ("speedup jsd vocab=1", "unknown shape axis 'vocab'"),
         ("speedup jsd liger vs", "'vs' needs an implementation on each side"),
+        ("speedup jsd b200 fp32", "unknown word 'fp32'\nhint: a dtype filter is dtype=fp32"),
         ("speedup jsd --all", "'--all' is an option, not a word of the query\nhint: put it after"),
         # answered "no comparable liger" of a lake full of liger runs
         ("speedup jsd liger vs Liger", "'liger' vs 'liger' compares an implementation with itself"),

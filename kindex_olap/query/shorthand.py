@@ -67,6 +67,7 @@ OPERATORS = ("=", "!=", ">=", "<=", ">", "<")
 STRING_FILTERS = ("dtype", "shape")
 # words of a question in English that filter nothing ("speedup jsd backward on b200" said
 # "unknown word 'on'"); a kernel or GPU of that name is still that name
+_DTYPE = re.compile(r"^(fp|bf|float|bfloat|int|uint)\d+$")
 FILLER_WORDS = frozenset({"a", "an", "at", "for", "in", "of", "on", "the", "with"})
 
 
@@ -276,6 +277,8 @@ def _word(word: str, vocab: Vocabulary, state: _State) -> None:
             f"{quoted(word)} is an option, not a word of the query",
             hint='put it after the quoted query: kindex query "history jsd b200" --by run',
         )
+    if _DTYPE.match(word):  # "speedup jsd b200 fp32": the hint named the nearest kernels
+        raise QueryError(f"unknown word {quoted(word)}", hint=f"a dtype filter is dtype={word}")
     raise QueryError(f"unknown word {quoted(word)}", hint=_nearest(word, valid_words(vocab), None))
 
 
