@@ -67,8 +67,9 @@ OPERATORS = ("=", "!=", ">=", "<=", ">", "<")
 STRING_FILTERS = ("dtype", "shape")
 # words of a question in English that filter nothing ("speedup jsd backward on b200" said
 # "unknown word 'on'"); a kernel or GPU of that name is still that name
-_DTYPE = re.compile(r"^(fp|bf|float|bfloat|int|uint)\d+$")
 FILLER_WORDS = frozenset({"a", "an", "at", "for", "in", "of", "on", "the", "with"})
+# a word that reads as a dtype, hinted as the dtype filter it means
+_DTYPE = re.compile(r"^(fp|bf|float|bfloat|int|uint)\d+$")
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ MS_TO_NS = 1_000_000
 # MiB, labelled MB, so KB and GB are read as KiB and GiB too). The unit was not read: a speed
 # in "us" became a latency 1000x too long and any unit at all was taken for ms.
 UNIT_SCALE: dict[str, dict[str, float]] = {
-    "latency": {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3},
+    "latency": {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "μs": 1e-3, "ms": 1.0, "s": 1e3},
     "memory": {
         "B": 1 / MIB, "bytes": 1 / MIB, "KB": 1 / 1024, "KiB": 1 / 1024, "MB": 1.0, "MiB": 1.0,
         "GB": 1024.0, "GiB": 1024.0,
