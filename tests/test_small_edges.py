@@ -153,6 +153,7 @@ def seeds_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (["--threshold", "-1"], "--threshold must be a fraction, 0 or more"),
         (["--q", "5"], "--q is a false-discovery rate: more than 0 and at most 1"),
         (["--q", "0"], "--q is a false-discovery rate"),
+        (["--by", "commit"], "--by takes version or run, not 'commit'"),  # was exit 5
     ],
 )
 def test_a_step_rule_out_of_range_is_a_bad_argument(

@@ -21,7 +21,7 @@ import duckdb
 import numpy as np
 from numpy.typing import NDArray
 
-from kindex_olap.errors import QueryError, from_duckdb
+from kindex_olap.errors import ConfigError, from_duckdb
 from kindex_olap.query import noise
 from kindex_olap.query.correction import Correction, Scope
 from kindex_olap.query.engine import reads_layers, temporary
@@ -280,7 +280,8 @@ def analyse_lake(
 def check_by(options: HistoryOptions) -> None:
     """Refuse an unknown --by."""
     if options.by not in ("version", "run"):
-        raise QueryError(f"--by takes version or run, not {options.by!r}")
+        # a bad argument (exit 2), as --threshold -1 is; it was a query error (exit 5)
+        raise ConfigError(f"--by takes version or run, not {options.by!r}")
 
 
 def answer(

@@ -11,7 +11,7 @@ from typing import Any
 
 import duckdb
 
-from kindex_olap.errors import ConfigError, LakeError, QueryError, quoted
+from kindex_olap.errors import ConfigError, LakeError, quoted
 from kindex_olap.lake.store import Lake, LakeCommit, Snapshot, empty_file
 from kindex_olap.lake.tables import scan_sql
 
@@ -193,7 +193,7 @@ def _versions_after(con: duckdb.DuckDBPyConnection, version: str) -> list[str]:
     try:
         wanted = Version(version)
     except InvalidVersion as e:
-        raise QueryError(
+        raise ConfigError(  # a bad argument, as `--since 999` of a lake of 3 commits is
             f"--since {quoted(version)} is neither a lake commit, an ISO date nor a version",
             hint="lake commits: `kindex log`; dates like 2025-03-01; versions like 0.8.0",
         ) from e
