@@ -685,3 +685,18 @@ def test_a_statistic_given_twice_with_two_values_is_rejected(
     bundle = make_bundle(JSD_SEED)
     bundle["run"]["spec"]["measurements"].append(extra)
     assert _set_aside(tmp_path, bundle, make_bundle()) == ([said] if said else [])
+
+
+def test_a_timing_given_as_text_is_named_in_ns_where_a_measurement_contradicts_it(
+    tmp_path: Path, make_bundle: Any
+) -> None:
+    """The timing's median written "3.714592 ms" read "the timing's '3.714592 ms' ns"."""
+    bundle = make_bundle(JSD_SEED)
+    bundle["run"]["spec"]["timing"]["latencyNs"]["median"] = "3.714592 ms"
+    bundle["run"]["spec"]["measurements"].append(
+        {"metric": "latency", "statistic": "median", "unit": "ns", "value": 5_000_000}
+    )
+    assert _set_aside(tmp_path, bundle, make_bundle()) == [
+        "$.run.spec.measurements[2].value: the latency median 5000000 ns differs from the "
+        "timing's 3714592 ns ($.run.spec.timing.latencyNs.median; expected one value)"
+    ]

@@ -20,7 +20,6 @@ the q level and the accepted steps:
 
 from __future__ import annotations
 
-import math
 import tomllib
 from collections import Counter
 from collections.abc import Callable
@@ -48,8 +47,10 @@ from kindex_olap.query.new_runs import NewRuns, new_runs
 from kindex_olap.query.steps import (
     IMPROVEMENT,
     REGRESSION,
+    THRESHOLD_RANGE,
     Rules,
     is_insufficient,
+    is_threshold,
 )
 
 # the JSON document `kindex check --format json` writes (docs/history.md describes it)
@@ -109,16 +110,8 @@ def read_gate_file(path: Path) -> GateFile:
 def _fraction(path: Path, name: str, value: Any) -> float | None:
     if value is None:
         return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        # threshold = inf (1e400) flagged nothing, silently; 0 is --threshold 0's "every
-        # change is large enough", which the file refused
-        or not 0 <= value < math.inf
-    ):
-        raise ConfigError(
-            f"{path}: {name} must be a fraction, 0 or more (0.05: 5 %), not {value!r}"
-        )
+    if isinstance(value, bool) or not isinstance(value, int | float) or not is_threshold(value):
+        raise ConfigError(f"{path}: {name} must be {THRESHOLD_RANGE}, not {value!r}")
     return float(value)
 
 

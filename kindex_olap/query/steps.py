@@ -39,6 +39,16 @@ from kindex_olap.query.correction import Correction
 THRESHOLD = 0.05  # a change smaller than 5 % is never flagged
 # Benjamini-Hochberg level: a false discovery rate of 1 % over every step of the lake
 Q_LEVEL = 0.01
+THRESHOLD_RANGE = "a fraction, 0 or more (0.05: 5 %)"  # what is_threshold admits, in words
+
+
+def is_threshold(value: float) -> bool:
+    """Whether `value` is a threshold: 0 (every change is large enough: `changes`) or more,
+    finite (inf flagged nothing, nan judged no step, -1 divided by zero). The option and a
+    gate file's setting share it: the file once refused the option's 0."""
+    return 0 <= value < math.inf
+
+
 Z95 = 1.959963984540054
 
 REGRESSION = "regression"
@@ -67,10 +77,8 @@ class Rules:
         # flagged every step: each silently
         named = ((f"[thresholds] {kernel}", value) for kernel, value in self.thresholds)
         for name, value in (("--threshold", self.threshold), *named):
-            if not 0 <= value < math.inf:  # 0: every change is large enough (`changes`)
-                raise ConfigError(
-                    f"{name} must be a fraction, 0 or more (0.05: 5 %), not {value!r}"
-                )
+            if not is_threshold(value):
+                raise ConfigError(f"{name} must be {THRESHOLD_RANGE}, not {value!r}")
         if not 0 < self.q_level <= 1:
             raise ConfigError(
                 f"--q is a false-discovery rate: more than 0 and at most 1, not {self.q_level!r}"
