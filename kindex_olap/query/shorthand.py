@@ -172,7 +172,8 @@ def parse(text: str, vocab: Vocabulary) -> Query:
             if state.candidate == state.baseline:  # answered "no comparable liger" before
                 raise QueryError(
                     f"{quoted(rest[i])} vs {quoted(rest[i + 2])} compares an implementation "
-                    "with itself: name two, e.g. liger vs torch"
+                    "with itself",
+                    hint="name two, e.g. liger vs torch",
                 )
             i += 3
             continue
