@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
-from tests.conftest import REPO, SEEDS
+from tests.conftest import JSD_SEED, REPO, SEEDS
 
 runner = CliRunner()
 
@@ -275,3 +275,28 @@ def test_a_run_valued_zero_is_named_where_the_answer_has_other_rows(tmp_path: Pa
         warnings.simplefilter("always")
         kindex_olap.Lake(lake).speedups("cross_entropy")
     assert any("zero or less left out of the pairs" in str(w.message) for w in caught)
+
+
+def test_a_folder_of_other_files_is_not_made_a_lake(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "Documents").mkdir(parents=True)
+    (home / "notes.txt").write_text("mine\n")
+    seed = str(SEEDS / JSD_SEED)
+    result = runner.invoke(app, ["ingest", seed, "--lake", str(home)])
+    assert result.exit_code == 2, result.output
+    assert "is not a lake and holds other files ('Documents', 'notes.txt')" in result.stderr
+    for verb in ("vacuum", "compact", "migrate"):  # the writers that need a lake say so
+        result = runner.invoke(app, [verb, "--lake", str(home)])
+        assert result.exit_code == 2, result.output
+        assert "is not a kindex lake" in result.stderr
+    assert sorted(p.name for p in home.iterdir()) == ["Documents", "notes.txt"]
+    # a folder kept in git by a hidden file, and one whose creation was cut short, are taken
+    kept, cut = tmp_path / "kept", tmp_path / "cut"
+    kept.mkdir()
+    (kept / ".gitkeep").touch()
+    for inside in ("_kindex", "runs", "measurements"):
+        (cut / inside).mkdir(parents=True)
+    for folder in (kept, cut):
+        result = runner.invoke(app, ["ingest", seed, "--lake", str(folder)])
+        assert result.exit_code == 0, result.output
+        assert "1 runs added" in result.stderr

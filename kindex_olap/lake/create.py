@@ -4,6 +4,7 @@ format file (kindex-lake.json). Called by writers while they hold the lock (`lak
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from kindex_olap.atomic import write_atomic
@@ -12,6 +13,28 @@ from kindex_olap.lake.empty import write_empty_tables
 from kindex_olap.lake.store import FORMAT_FILE, FORMAT_VERSION, Lake, delta_error, delta_failure
 from kindex_olap.lake.tables import PARTITIONED
 from kindex_olap.schema import TABLES
+
+
+def check_new_lake_folder(lake: Lake) -> None:
+    """Refuse to make a folder that holds other things a lake: its tables would land among a
+    user's files (`--lake ~` wrote 24 folders beside them), and `kindex vacuum` deletes what a
+    table folder holds that no lake commit names. A new or empty folder, a lake, or one whose
+    creation was cut short (its table folders and _kindex only) is taken; hidden files too
+    (.gitkeep keeps data/parquet in git)."""
+    if lake.exists() or not lake.root.is_dir():
+        return
+    ours = {*TABLES, lake.meta.name}
+    with os.scandir(lake.root) as entries:
+        others = sorted(
+            e.name for e in entries if e.name not in ours and not e.name.startswith(".")
+        )
+    if others:
+        shown = ", ".join(repr(name) for name in others[:3])
+        more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+        raise ConfigError(
+            f"lake path {lake.root} is not a lake and holds other files ({shown}{more})",
+            hint="name a new or empty folder for the lake, e.g. --lake data/parquet",
+        )
 
 
 def create(lake: Lake) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from kindex_olap.atomic import write_atomic
-from kindex_olap.lake.create import create
+from kindex_olap.lake.create import check_new_lake_folder, create
 from kindex_olap.lake.recovery import lock, recover
 from kindex_olap.lake.store import LAYERS, TABLES, Lake, Snapshot, delta_error, delta_failure
 from kindex_olap.lake.tables import (
@@ -47,6 +47,7 @@ def transaction(
     on_wait: Callable[[str], None] | None = None,
 ) -> Iterator[Transaction]:
     """Hold the writer lock, undo what a killed writer left, and yield a transaction."""
+    check_new_lake_folder(lake)  # before the lock, which makes the folder's _kindex
     with lock(lake, timeout, on_wait):
         create(lake)
         base = recover(lake)
