@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from kindex_olap.cli.apart import SIDE_NAMES as SIDES
+from kindex_olap.cli.apart import told_apart
 from kindex_olap.doors.columns import (
     COMBINED,
     HEAD_CUT,
@@ -50,6 +52,9 @@ PAIR = ("candidate", "baseline", "gpu", "kernel")
 # where leaving columns out to fit loses what tells rows apart (a whole-lake summary at 80
 # columns), rows are grouped by these, in this order, each group under its own title line
 GROUP_BY = ("kernel", "gpu", "environment", "pass")
+# a side's name with the implementation it is (kindex_olap.cli.apart): "user-7 (submission 5)"
+TAGGED = frozenset(SIDES)
+_TAGGED = re.compile(r"(?P<name>.+?)(?P<tag> \([^()]+\))")
 _ANSI = {"green": "\x1b[32m", "red": "\x1b[31m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
 _RESET = "\x1b[0m"
 
@@ -92,6 +97,21 @@ class Column:
         if self.head:
             short = next((s for s in _spellings(value) if len(s) <= width), value)
             return short if len(short) <= width else short[: width - 1] + ELLIPSIS
+        tagged = _TAGGED.fullmatch(value) if self.name in TAGGED else None
+        if tagged is not None:
+            # which implementation it is (kindex_olap.cli.apart) stays whole, where the name
+            # keeps SHORT_WORD characters beside it; else its last word (the number of
+            # "submission 553187"): the title line names the baseline's in full
+            name, tag = tagged["name"], tagged["tag"]
+            if width - len(tag) < SHORT_WORD:
+                tag = f" ({tag[2:-1].split()[-1]})"
+            room = width - len(tag)
+            compact = self.compact.get(value, "")
+            if compact.endswith(tagged["tag"]) and len(name) > room:
+                name = compact[: -len(tagged["tag"])]  # the parts that differ: `…10239468`
+            if room >= SHORT_WORD:
+                # a name's end tells a user's number apart: cut from its start
+                return (name if len(name) <= room else ELLIPSIS + name[-room + 1 :]) + tag
         if width < self.compact_below and value in self.compact:
             return shorten(self.compact[value], width)
         # one place for the cut on every row: where the longest value's cut fits
@@ -223,6 +243,7 @@ def render(
     and each part is fitted as a table of its own under its own title line (what its rows
     share), again split by the next where it still loses one (a whole-lake summary)."""
     spec = verb_columns(verb)
+    rows = told_apart(columns, rows, spec)
     parts = _parts(list(columns), rows, list(range(len(rows))), spec, width, wide, 0)
     if width is not None and len(parts) > 1:
         _same_extras(parts, spec, width)

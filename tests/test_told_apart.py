@@ -1,0 +1,82 @@
+"""Two implementations that one provider stands for in a cell read apart in a terminal table:
+a KernelIndex leaderboard's user with two submissions, FlashInfer's baselines (cuDNN, cuBLASLt,
+FlashInfer: one provider). Before, their rows printed alike ("flashinfer-baseline 0.96x",
+"flashinfer-baseline 0.73x" under "baseline flashinfer-baseline")."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kindex_olap.cli.apart import told_apart
+from kindex_olap.cli.app import app
+from kindex_olap.doors.columns import verb_columns
+from tests.conftest import KERNELINDEX_SLICES
+
+runner = CliRunner()
+BOARD = next(p for p in KERNELINDEX_SLICES if "94af2ae7" in p.name)
+
+
+@pytest.fixture(scope="module")
+def board_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from kindex_olap.importers.kernelindex.convert import import_kernelindex
+
+    root = tmp_path_factory.mktemp("board")
+    import_kernelindex(str(BOARD), raw_dir=root / "raw", lake=root / "lake")
+    return root / "lake"
+
+
+def _table(lake: Path, question: str, width: int) -> list[str]:
+    result = runner.invoke(
+        app, ["query", question, "--lake", str(lake)], env={"COLUMNS": str(width)}
+    )
+    assert result.exit_code == 0, result.output
+    return result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_one_providers_implementations_read_apart(board_lake: Path, width: int) -> None:
+    for question in ("speedup gemm_nvfp4_n2048_k2048", "speedup amd-fp8-mm"):
+        lines = _table(board_lake, question, width)
+        rule = next(i for i, line in enumerate(lines) if line.startswith("──"))
+        rows = lines[rule + 1 :]
+        assert len(rows) > 1
+        assert len(set(rows)) == len(rows), rows  # no two rows print alike
+        assert max(len(line) for line in lines) <= width
+    lines = _table(board_lake, "speedup gemm_nvfp4_n2048_k2048", 100)
+    assert any("baseline flashinfer-baseline (mm_fp4_nvfp4_flashinfer)" in x for x in lines)
+    assert any(x.startswith("flashinfer-baseline (mm_fp4_nvfp4_cudnn) ") for x in lines)
+    lines = _table(board_lake, "speedup amd-fp8-mm", 100)
+    assert any(x.startswith("kernelbot-user-376 (submission 18667) ") for x in lines)
+
+
+def test_machines_read_the_columns_as_they_are(board_lake: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["query", "speedup gemm_nvfp4_n2048_k2048", "--lake", str(board_lake), "--format", "csv"],
+    )
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert {r["candidate"] for r in rows} == {"flashinfer-baseline"}
+    assert len({r["candidate_name"] for r in rows}) == len(rows) > 1
+
+
+def test_only_a_provider_with_two_implementations_in_one_cell_is_told_apart() -> None:
+    columns = ["kernel", "shape", "candidate", "baseline", "candidate_name", "baseline_name"]
+    rows = [
+        ["conv", "s1", "u1", "u1", "conv · submission 5", "conv · submission 7"],
+        ["conv", "s1", "u2", "u1", "conv · submission 6", "conv · submission 7"],
+        ["conv", "s2", "u2", "u1", "conv · submission 6", "conv · submission 9"],
+        ["conv", "s2", "u2", "u1", "conv · submission 8", "conv · submission 9"],
+    ]
+    shown = told_apart(columns, rows, verb_columns("speedup"))
+    assert [(r[2], r[3]) for r in shown] == [
+        ("u1 (submission 5)", "u1 (submission 7)"),  # a user against their own other one
+        ("u2", "u1 (submission 7)"),
+        ("u2 (submission 6)", "u1"),  # another cell: u1 is one implementation there
+        ("u2 (submission 8)", "u1"),
+    ]
+    assert told_apart(columns, rows[1:2], verb_columns("speedup")) == rows[1:2]
