@@ -11,6 +11,7 @@ colour is never the only cue.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -76,12 +77,18 @@ class Column:
     # under which one cut can no longer keep the values apart
     compact: dict[str, str] = field(default_factory=dict)
     compact_below: int = 0
+    # a side's value -> (its name, " (the implementation)") where kindex_olap.cli.apart named
+    # one: found once, not at each of the fitter's million cuts of a large answer
+    tagged: dict[str, tuple[str, str]] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         self.header = self.header or header(self.name)
         self.longest = max((len(v) for v in self.values), default=0)
         self.width = max(len(self.header), self.longest)
         distinct = sorted(set(self.values))
+        if self.name in TAGGED:
+            found = (_TAGGED.fullmatch(v) for v in distinct)
+            self.tagged = {m[0]: (m["name"], m["tag"]) for m in found if m is not None}
         if len(distinct) > 1:
             self.common = (_common_prefix(distinct), _common_prefix([v[::-1] for v in distinct]))
             if not self.numeric:
@@ -97,25 +104,31 @@ class Column:
         if self.head:
             short = next((s for s in _spellings(value) if len(s) <= width), value)
             return short if len(short) <= width else short[: width - 1] + ELLIPSIS
-        tagged = _TAGGED.fullmatch(value) if self.name in TAGGED else None
-        if tagged is not None:
-            # which implementation it is (kindex_olap.cli.apart) stays whole, where the name
-            # keeps SHORT_WORD characters beside it; else its last word (the number of
-            # "submission 553187"): the title line names the baseline's in full
-            name, tag = tagged["name"], tagged["tag"]
-            if width - len(tag) < SHORT_WORD:
-                tag = f" ({tag[2:-1].split()[-1]})"
-            room = width - len(tag)
-            compact = self.compact.get(value, "")
-            if compact.endswith(tagged["tag"]) and len(name) > room:
-                name = compact[: -len(tagged["tag"])]  # the parts that differ: `…10239468`
-            if room >= SHORT_WORD:
-                # a name's end tells a user's number apart: cut from its start
-                return (name if len(name) <= room else ELLIPSIS + name[-room + 1 :]) + tag
+        if self.tagged and value in self.tagged:
+            cut = _cut_tagged(*self.tagged[value], self.compact.get(value, ""), width)
+            if cut:
+                return cut
         if width < self.compact_below and value in self.compact:
             return shorten(self.compact[value], width)
         # one place for the cut on every row: where the longest value's cut fits
         return shorten_inside(value, width, *self.common, need=self.longest - width + 1)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _cut_tagged(name: str, whole: str, compact: str, width: int) -> str:
+    """A side's `name` and the implementation it is (`whole`: kindex_olap.cli.apart) in
+    `width` characters: the implementation whole where the name keeps SHORT_WORD characters
+    beside it, else its last word (the number of "submission 553187": the title line names the
+    baseline's in full); "" where neither leaves the name room. Cached: the fitter cuts each
+    value at every width it tries, in every group of a large answer."""
+    tag = whole if width - len(whole) >= SHORT_WORD else f" ({whole[2:-1].split()[-1]})"
+    room = width - len(tag)
+    if room < SHORT_WORD:
+        return ""
+    if len(name) > room and compact.endswith(whole):
+        name = compact[: -len(whole)]  # the parts that differ: `…10239468`
+    # a name's end tells a user's number apart: cut from its start
+    return (name if len(name) <= room else ELLIPSIS + name[-room + 1 :]) + tag
 
 
 _INSUFFICIENT = re.compile(r"insufficient replicates \(floor (?P<floor>[^)]*)\)")
