@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 # run's p20/p80 spread holds its central value (sql/views/views.sql kindex_spread_low). 5: a
 # run without a described workload takes its shape from its externalId (kindex_run_shape). 6: a
 # latency's p20/p80 are read in the unit of its value (a run without timing: ms, not ns). 7: the
-# pairing and history read every time in ns (runs of one cell in ms and in ns pair).
-LAYER_RULES = 7
+# pairing and history read every time in ns (runs of one cell in ms and in ns pair). 8: the
+# summary summarizes each implementation apart (a leaderboard user's submissions were pooled).
+LAYER_RULES = 8
 
 # The layers (sql/schema/tables.sql, kindex_olap.layers): derived from the tables above by the
 # same lake commit; a lake written before them records none, and is read with live views.

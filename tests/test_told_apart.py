@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kindex_olap.cli.apart import told_apart
 from kindex_olap.cli.app import app
+from kindex_olap.doors.apart import told_apart
 from kindex_olap.doors.columns import verb_columns
 from tests.conftest import KERNELINDEX_SLICES
 
@@ -80,3 +80,28 @@ def test_only_a_provider_with_two_implementations_in_one_cell_is_told_apart() ->
         ("u2 (submission 8)", "u1"),
     ]
     assert told_apart(columns, rows[1:2], verb_columns("speedup")) == rows[1:2]
+
+
+def test_a_summary_takes_each_implementation_apart(board_lake: Path) -> None:
+    """Two submissions of one user in one cell are two summaries of one case each: they were
+    pooled as one user of two cases (a geometric mean over two attempts at one shape)."""
+    result = runner.invoke(
+        app, ["query", "summary amd-fp8-mm", "--lake", str(board_lake), "--format", "csv"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = [
+        r for r in csv.DictReader(io.StringIO(result.stdout)) if r["candidate"].endswith("-376")
+    ]
+    assert sorted((r["candidate_name"], r["cases"]) for r in rows) == [
+        ("amd-fp8-mm · submission 18667", "1"),
+        ("amd-fp8-mm · submission 29878", "1"),
+    ]
+    speedups = runner.invoke(
+        app, ["query", "speedup amd-fp8-mm", "--lake", str(board_lake), "--format", "csv"]
+    )
+    by_name = {r["candidate_name"]: r for r in csv.DictReader(io.StringIO(speedups.stdout))}
+    for row in rows:  # one case: its geomean is its speedup
+        one = by_name[row["candidate_name"]]
+        assert float(row["geomean_speedup"]) == pytest.approx(float(one["speedup"]))
+    table = _table(board_lake, "summary amd-fp8-mm", 120)
+    assert sum("kernelbot-user-376 (submission" in line for line in table) == 2

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from kindex_olap.cli.apart import SIDE_NAMES as SIDES
-from kindex_olap.cli.apart import told_apart
+from kindex_olap.doors.apart import SIDE_NAMES as SIDES
+from kindex_olap.doors.apart import told_apart
 from kindex_olap.doors.columns import (
     COMBINED,
     HEAD_CUT,
@@ -53,7 +53,7 @@ PAIR = ("candidate", "baseline", "gpu", "kernel")
 # where leaving columns out to fit loses what tells rows apart (a whole-lake summary at 80
 # columns), rows are grouped by these, in this order, each group under its own title line
 GROUP_BY = ("kernel", "gpu", "environment", "pass")
-# a side's name with the implementation it is (kindex_olap.cli.apart): "user-7 (submission 5)"
+# a side's name with the implementation it is (kindex_olap.doors.apart): "user-7 (submission 5)"
 TAGGED = frozenset(SIDES)
 _TAGGED = re.compile(r"(?P<name>.+?)(?P<tag> \([^()]+\))")
 _ANSI = {"green": "\x1b[32m", "red": "\x1b[31m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
@@ -77,7 +77,7 @@ class Column:
     # under which one cut can no longer keep the values apart
     compact: dict[str, str] = field(default_factory=dict)
     compact_below: int = 0
-    # a side's value -> (its name, " (the implementation)") where kindex_olap.cli.apart named
+    # a side's value -> (its name, " (the implementation)") where kindex_olap.doors.apart named
     # one: found once, not at each of the fitter's million cuts of a large answer
     tagged: dict[str, tuple[str, str]] = field(default_factory=dict, compare=False)
 
@@ -116,7 +116,7 @@ class Column:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _cut_tagged(name: str, whole: str, compact: str, width: int) -> str:
-    """A side's `name` and the implementation it is (`whole`: kindex_olap.cli.apart) in
+    """A side's `name` and the implementation it is (`whole`: kindex_olap.doors.apart) in
     `width` characters: the implementation whole where the name keeps SHORT_WORD characters
     beside it, else its last word (the number of "submission 553187": the title line names the
     baseline's in full); "" where neither leaves the name room. Cached: the fitter cuts each

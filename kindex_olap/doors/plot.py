@@ -13,7 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from kindex_olap.doors import charts
+from kindex_olap.doors.apart import told_apart
 from kindex_olap.doors.charts import Chart
+from kindex_olap.doors.columns import verb_columns
 from kindex_olap.doors.records import records
 from kindex_olap.doors.render import full_spec
 from kindex_olap.errors import QueryError
@@ -27,7 +29,8 @@ def chart_for(verb: str | None, columns: list[str], rows: list[tuple[Any, ...]])
             f"no chart for {verb or 'SQL'!r} results",
             hint=f"plot one of: {', '.join(PLOT_VERBS)}",
         )
-    data = records(columns, rows)
+    # a provider's two implementations in one cell (a user's submissions) are two series
+    data = records(columns, list(told_apart(columns, rows, verb_columns(verb))))
     if not data:
         raise QueryError("nothing to plot: the query returned no rows")
     build: Callable[[list[dict[str, Any]]], Chart] = getattr(charts, REGISTRY[verb].chart or "")

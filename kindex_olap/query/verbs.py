@@ -66,10 +66,11 @@ _MEMORY = VerbSql(
 _SUMMARY = VerbSql(
     view="speedups",
     select=f"""kernel, {_PASS}, gpu, form_factor, environment,
-    metric, statistic, baseline, candidate, baseline_rule,
+    metric, statistic, baseline, candidate, baseline_name, candidate_name, baseline_rule,
     cases, geomean_speedup, geomean_lo, geomean_hi, verdict,
     min_speedup, max_speedup, share_faster, within_noise, single_timings""",
-    order="kernel, kindex_pass_order(pass), pass, gpu, environment, metric, statistic, baseline, candidate",
+    order="kernel, kindex_pass_order(pass), pass, gpu, environment, metric, statistic, baseline, "
+    "candidate, baseline_name, candidate_name",
     template="queries/summary.sql",
 )
 # noise: the model (sql/views/noise.sql), per environment and latency class

@@ -3,8 +3,9 @@
 -- `cases` below (a fixed SELECT over speedups_for with its filters as bound parameters; never
 -- user text).
 --
--- Per kernel x pass x GPU environment x metric x statistic x baseline x candidate: the geometric
--- mean over shapes, and an interval from a seeded Poisson bootstrap that resamples shapes: in
+-- Per kernel x pass x GPU environment x metric x statistic x baseline x candidate (each side one
+-- implementation: a leaderboard user's submissions are summarized apart, not pooled as if each
+-- were more shapes): the geometric mean over shapes, and an interval from a seeded Poisson bootstrap that resamples shapes: in
 -- resample b, shape i counts kindex_poisson_draw(kindex_bootstrap_uniform(b, i)) times (the
 -- usual columnar stand-in for drawing n shapes with replacement; resamples that draw no shape
 -- are left out). geomean_lo is the 2.5th percentile (the k-th smallest of m resamples,
@@ -24,7 +25,7 @@ cases AS (
 -- within a group, and cheaper to sort on than the workload digests).
 gathered AS (
     SELECT kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
-           baseline, candidate,
+           baseline, candidate, baseline_name, candidate_name,
            bool_and(baseline_is_reference) AS baseline_is_reference,
            string_agg(DISTINCT baseline_rule, ', ' ORDER BY baseline_rule) AS baseline_rule,
            count(*) AS cases,
@@ -37,7 +38,7 @@ gathered AS (
                 ORDER BY candidate_run_id, baseline_run_id) AS logs
     FROM cases
     GROUP BY kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
-             baseline, candidate
+             baseline, candidate, baseline_name, candidate_name
 ),
 groups AS (
     SELECT * EXCLUDE (logs),

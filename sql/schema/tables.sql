@@ -431,6 +431,8 @@ CREATE TABLE layer_summary (
     statistic          VARCHAR,
     baseline           VARCHAR,
     candidate          VARCHAR,
+    baseline_name      VARCHAR,
+    candidate_name     VARCHAR,
     baseline_is_reference BOOLEAN,
     baseline_rule      VARCHAR,
     cases              BIGINT,

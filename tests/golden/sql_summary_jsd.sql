@@ -1,5 +1,5 @@
 SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environment,
-    metric, statistic, baseline, candidate, baseline_rule,
+    metric, statistic, baseline, candidate, baseline_name, candidate_name, baseline_rule,
     cases, geomean_speedup, geomean_lo, geomean_hi, verdict,
     min_speedup, max_speedup, share_faster, within_noise, single_timings
 FROM (
@@ -12,7 +12,7 @@ WHERE baseline_rule IS NOT NULL
 ),
 gathered AS (
     SELECT kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
-           baseline, candidate,
+           baseline, candidate, baseline_name, candidate_name,
            bool_and(baseline_is_reference) AS baseline_is_reference,
            string_agg(DISTINCT baseline_rule, ', ' ORDER BY baseline_rule) AS baseline_rule,
            count(*) AS cases,
@@ -25,7 +25,7 @@ gathered AS (
                 ORDER BY candidate_run_id, baseline_run_id) AS logs
     FROM cases
     GROUP BY kernel, pass, gpu, form_factor, environment, environment_digest, metric, statistic,
-             baseline, candidate
+             baseline, candidate, baseline_name, candidate_name
 ),
 groups AS (
     SELECT * EXCLUDE (logs),
@@ -69,5 +69,5 @@ bounds AS (
 SELECT g.* EXCLUDE (log_lo, log_hi, group_id), b.geomean_lo, b.geomean_hi,
        kindex_verdict(b.geomean_lo, b.geomean_hi) AS verdict
 FROM numbered g JOIN bounds b USING (group_id))
-ORDER BY kernel, kindex_pass_order(pass), pass, gpu, environment, metric, statistic, baseline, candidate
+ORDER BY kernel, kindex_pass_order(pass), pass, gpu, environment, metric, statistic, baseline, candidate, baseline_name, candidate_name
 -- parameters: [["jsd"], null, null]
