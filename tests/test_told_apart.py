@@ -105,3 +105,13 @@ def test_a_summary_takes_each_implementation_apart(board_lake: Path) -> None:
         assert float(row["geomean_speedup"]) == pytest.approx(float(one["speedup"]))
     table = _table(board_lake, "summary amd-fp8-mm", 120)
     assert sum("kernelbot-user-376 (submission" in line for line in table) == 2
+
+
+def test_the_report_names_which_implementation(board_lake: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    result = runner.invoke(app, ["report", "--lake", str(board_lake), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    for submission in ("18667", "29878"):  # in the section's table and its chart's series
+        assert f"<td>kernelbot-user-376 (submission {submission})</td>" in page
+        assert f'"_line":"kernelbot-user-376 (submission {submission})"' in page

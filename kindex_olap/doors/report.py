@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kindex_olap.doors import columns as cols
+from kindex_olap.doors.apart import told_apart
 from kindex_olap.doors.columns import INTERVALS, RATIOS, header, interval_text
 from kindex_olap.doors.plot import chart_for
 from kindex_olap.doors.records import records
@@ -176,7 +177,7 @@ def _speedup_table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
         for name in VERB_COLUMNS["speedup"].show
         if name not in _SECTION_KEYS and present.issuperset(INTERVALS.get(name, (name,)))
     ]
-    data = records(columns, rows)
+    data = records(columns, told_apart(columns, rows, VERB_COLUMNS["speedup"]))
     shown = [c for c in shown if any(_text(c, d) for d in data)]  # no column of blanks
     answer = {"speedup", "speedup_interval", "verdict"}
     same = [c for c in shown if c not in answer and len({_text(c, d) for d in data}) == 1]
