@@ -115,3 +115,16 @@ def test_the_report_names_which_implementation(board_lake: Path, tmp_path: Path)
     for submission in ("18667", "29878"):  # in the section's table and its chart's series
         assert f"<td>kernelbot-user-376 (submission {submission})</td>" in page
         assert f'"_line":"kernelbot-user-376 (submission {submission})"' in page
+
+
+def test_latency_and_runs_name_a_providers_implementations(board_lake: Path) -> None:
+    """FlashInfer's cuDNN, cuBLASLt and FlashInfer GEMMs are one provider: their latencies read
+    as four `flashinfer-baseline` rows told apart only by the millisecond they ran."""
+    for verb in ("latency", "runs"):
+        lines = _table(board_lake, f"{verb} gemm_nvfp4_n2048_k2048", 100)
+        named = [x.split("  ")[0] for x in lines if x.startswith("flashinfer-baseline (")]
+        assert sorted(set(named)) == [
+            "flashinfer-baseline (cublaslt_nvfp4_scaled_mm)",
+            "flashinfer-baseline (mm_fp4_nvfp4_cudnn)",
+            "flashinfer-baseline (mm_fp4_nvfp4_flashinfer)",
+        ], lines

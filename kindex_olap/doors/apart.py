@@ -18,8 +18,13 @@ from typing import Any
 
 from kindex_olap.query.verbs import VerbColumns
 
-SIDES = (("candidate", "candidate_name"), ("baseline", "baseline_name"))
+SIDES = (
+    ("candidate", "candidate_name"),
+    ("baseline", "baseline_name"),
+    ("provider", "implementation"),  # `latency`, `runs`: a run's own
+)
 SIDE_NAMES = tuple(side for side, _ in SIDES)
+NOT_CELL = ("observed_at",)  # a row key of `runs` that tells runs apart, not cells
 _WORDS = re.compile(r"([_\-/ ]+)")  # an implementation name's words, separators kept
 PART = " · "  # an implementation's display name joins its parts so: "causal_conv1d · submission 553187"
 
@@ -36,7 +41,7 @@ def told_apart(
     pairs = {(row[label], row[name]) for row in rows for label, name in sides}
     if len(pairs) == len({label for label, _ in pairs}):  # one implementation a name: as is
         return rows
-    cell = [index[k] for k in spec.keys if k in index and k not in dict(SIDES)]
+    cell = [index[k] for k in spec.keys if k in index and k not in (*dict(SIDES), *NOT_CELL)]
     names: dict[tuple[Any, ...], set[str]] = {}
     for row in rows:
         key = tuple(row[i] for i in cell)

@@ -85,18 +85,19 @@ _NOISE = VerbSql(
 _LATENCY = VerbSql(
     view="latency",
     select=f"""kernel, {_PASS}, gpu, form_factor, environment,
-    shape, provider,
+    shape, provider, implementation,
     median_ns / 1e6 AS median_ms, p20_ns / 1e6 AS p20_ms, p80_ns / 1e6 AS p80_ms,
     version, observed_at, status""",
-    order="kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, provider, observed_at",
+    order="kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, provider, "
+    "implementation, observed_at",
 )
 _RUNS = VerbSql(
     view="observations",
-    select=f"""run_id, kernel, {_PASS}, provider,
+    select=f"""run_id, kernel, {_PASS}, provider, implementation,
     gpu, form_factor, environment, shape,
     metric, statistic, value, unit, version, observed_at, status""",
-    order="kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, provider, metric, "
-    "observed_at, run_id",
+    order="kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, provider, "
+    "implementation, metric, observed_at, run_id",
 )
 _GPUS = VerbSql(
     view="observations",
