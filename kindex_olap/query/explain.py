@@ -42,13 +42,32 @@ def _emptied(con: duckdb.DuckDBPyConnection, query: Query) -> tuple[str | None, 
     """The filters of `query` applied one by one: the line naming the first that leaves no run
     (or None), and the clauses applied."""
     where = Where()
-    for label, clause, params, dimension in _filter_steps(query):
+    steps = _filter_steps(query)
+    for number, (label, clause, params, dimension) in enumerate(steps):
         before = where.copy()
         _apply(where, clause, params)
         if _count(con, where) == 0:
+            verb_own = _without_the_verbs_metric(con, steps[1 : number + 1])
+            if number > 0 and verb_own is not None:
+                # the user's filters match runs, all of another metric than the verb reads:
+                # "the runs before it" would list every other kernel's latency runs instead
+                held = _held(con, verb_own, steps[0][3], "its runs")
+                return (
+                    f"no runs match: the filter {label} left no run of {steps[0][0]}{held}",
+                    where,
+                )
             held = _held(con, before, dimension)
             return f"no runs match: the filter {label} left nothing{held}", where
     return None, where
+
+
+def _without_the_verbs_metric(con: duckdb.DuckDBPyConnection, steps: list[_Step]) -> Where | None:
+    """The clauses of the user's `steps` alone, where they select runs (of another metric than
+    the verb's); None where they select none."""
+    where = Where()
+    for _, clause, params, _ in steps:
+        _apply(where, clause, params)
+    return where if _count(con, where) else None
 
 
 def _apply(where: Where, clause: str, params: tuple[Any, ...]) -> None:
@@ -200,8 +219,10 @@ def _filter_steps(query: Query) -> list[_Step]:
     return steps
 
 
-def _held(con: duckdb.DuckDBPyConnection, before: Where, dimension: str) -> str:
-    """'; before it the runs have gpu: NVIDIA A100 SXM4-80GB, ...' (at most 12 values)."""
+def _held(
+    con: duckdb.DuckDBPyConnection, before: Where, dimension: str, runs: str = "the runs before it"
+) -> str:
+    """' (the runs before it have gpu: NVIDIA A100 SXM4-80GB, ...)' (at most 12 values)."""
     source, params = before.observations()
     sql = f"SELECT DISTINCT {dimension} AS v {source}"  # dimension: fixed list above
     values = [str(r[0]) for r in con.execute(sql + " ORDER BY v LIMIT 13", params).fetchall()]
@@ -209,7 +230,7 @@ def _held(con: duckdb.DuckDBPyConnection, before: Where, dimension: str) -> str:
         return ""
     shown = ", ".join(values[:12]) + (", ..." if len(values) > 12 else "")
     name = "gpu" if dimension == _GPU_LABEL else dimension
-    return f" (the runs before it have {name}: {shown})"
+    return f" ({runs} have {name}: {shown})"
 
 
 def _count(con: duckdb.DuckDBPyConnection, where: Where) -> int:

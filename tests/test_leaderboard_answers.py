@@ -1,7 +1,9 @@
-"""Two implementations that one provider stands for in a cell read apart in a terminal table:
-a KernelIndex leaderboard's user with two submissions, FlashInfer's baselines (cuDNN, cuBLASLt,
-FlashInfer: one provider). Before, their rows printed alike ("flashinfer-baseline 0.96x",
-"flashinfer-baseline 0.73x" under "baseline flashinfer-baseline")."""
+"""A KernelIndex leaderboard's answers, as its slice in tests/data gives them, read right:
+two implementations that one provider stands for in a cell read apart (a user's two
+submissions; FlashInfer's cuDNN, cuBLASLt and FlashInfer GEMMs, one provider: their rows
+printed alike, "flashinfer-baseline 0.96x", "flashinfer-baseline 0.73x" under "baseline
+flashinfer-baseline"), a summary keeps them apart, and a kernel scored in another metric is
+named as such."""
 
 from __future__ import annotations
 
@@ -128,3 +130,14 @@ def test_latency_and_runs_name_a_providers_implementations(board_lake: Path) -> 
             "flashinfer-baseline (mm_fp4_nvfp4_cudnn)",
             "flashinfer-baseline (mm_fp4_nvfp4_flashinfer)",
         ], lines
+
+
+def test_a_kernel_of_another_metric_is_named_as_such(board_lake: Path) -> None:
+    """`latency sort_v2` of a leaderboard scored in seconds: the runs are there, of metric
+    score. It read "the filter kernel sort_v2 left nothing (the runs before it have kernel:
+    ...)", a list of other kernels, as if the lake held no sort_v2."""
+    for verb in ("latency", "regressions"):
+        result = runner.invoke(app, ["query", f"{verb} sort_v2", "--lake", str(board_lake)])
+        assert result.exit_code == 0, result.output
+        said = "no runs match: the filter kernel sort_v2 left no run of metric latency"
+        assert f"{said} (its runs have metric: score)" in " ".join(result.stderr.split())
