@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 # run without a described workload takes its shape from its externalId (kindex_run_shape). 6: a
 # latency's p20/p80 are read in the unit of its value (a run without timing: ms, not ns). 7: the
 # pairing and history read every time in ns (runs of one cell in ms and in ns pair). 8: the
-# summary summarizes each implementation apart (a leaderboard user's submissions were pooled).
+# summary summarizes each implementation apart (a leaderboard user's submissions were pooled),
+# and a step names its implementation (layer_steps.implementation_name).
 LAYER_RULES = 8
 
 # The layers (sql/schema/tables.sql, kindex_olap.layers): derived from the tables above by the

@@ -318,7 +318,8 @@ def test_check_names_what_its_table_left_out(liger_history_lake: Path) -> None:
     lake = str(liger_history_lake)
     _, stderr = in_terminal(["check", "--lake", lake], 80, code=1)
     said = " ".join(stderr.split())
-    assert "columns left out: step; to fit 80 columns: rule (--wide adds them)" in said
+    left = "columns left out: step, implementation_name; to fit 80 columns: rule (--wide adds them)"
+    assert left in said
     _, wide = in_terminal(["check", "--lake", lake, "--wide"], 80, code=1)
     assert "to fit 80 columns: step, rule (--format csv shows every column)" in " ".join(
         wide.split()

@@ -141,3 +141,47 @@ def test_a_kernel_of_another_metric_is_named_as_such(board_lake: Path) -> None:
         assert result.exit_code == 0, result.output
         said = "no runs match: the filter kernel sort_v2 left no run of metric latency"
         assert f"{said} (its runs have metric: score)" in " ".join(result.stderr.split())
+
+
+def test_steps_of_a_providers_two_implementations_read_apart(tmp_path: Path) -> None:
+    """Two liger implementations of one cell (two builds of one provider, named apart) each
+    step from 0.8.0 to 0.9.0: two series. `changes` showed two `liger` latency steps of one
+    shape, as if one series had stepped twice; it names each one's implementation."""
+    import json
+
+    import crafted as c
+
+    from kindex_olap.ingestion.pipeline import ingest
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    bundles = [("PyTorch", "torch", "torch", 1.0, 1.0)]
+    bundles += [
+        ("Liger triton", "liger", "triton", 1.0, 1.6),
+        ("Liger cute", "liger", "cute", 1.0, 1.3),
+    ]
+    n = 0
+    for display, provider, build, before, after in bundles:
+        for version, ms, day in (("0.8.0", before, "01"), ("0.9.0", after, "02")):
+            bundle = c.run(
+                provider, median=ms * 1e6, version=version, observed=f"2026-05-{day}T10:00:00.000Z"
+            )
+            bundle["run"]["spec"]["implementationDigest"] = c.digest(f"impl-{build}")
+            bundle["run"]["metadata"]["name"] += f"-{build}"
+            n += 1
+            text = f"{display}\n\n{json.dumps(bundle, indent=2)}\n"
+            (folder / f"b{n:02d}.txt").write_text(text, encoding="utf-8")
+    lake = tmp_path / "lake"
+    ingest([folder], lake)
+    lines = _table(lake, "changes jsd", 120)
+    named = {x.split("  ")[0] for x in lines if x.startswith("liger (")}
+    assert named == {"liger (Liger cute)", "liger (Liger triton)"}, lines
+
+
+def test_a_leaderboards_history_shows_each_records_value(board_lake: Path) -> None:
+    """The record staircase showed who set each record and when, and no value: its value,
+    the best before it and the ratio were all "columns left out"."""
+    lines = _table(board_lake, "history gemm_nvfp4_n2048_k2048", 100)
+    header = next(x for x in lines if "observed_at" in x)
+    assert "value ms" in header and "best before ms" in header, lines
+    assert any(x.rstrip().endswith("1.01×") for x in lines), lines

@@ -22,6 +22,7 @@ SIDES = (
     ("candidate", "candidate_name"),
     ("baseline", "baseline_name"),
     ("provider", "implementation"),  # `latency`, `runs`: a run's own
+    ("implementation", "implementation_name"),  # the history verbs': a series' provider
 )
 SIDE_NAMES = tuple(side for side, _ in SIDES)
 NOT_CELL = ("observed_at",)  # a row key of `runs` that tells runs apart, not cells

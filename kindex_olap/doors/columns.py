@@ -29,6 +29,7 @@ RATIOS = frozenset(
         "ratio",
         "change",
         "speedup_change",
+        "improvement",  # a leaderboard record: the best before it / its value
     }
 )
 # display column -> (low, high) columns; any other `X_lo`/`X_hi` pair becomes `X_interval`
@@ -60,6 +61,7 @@ HEADERS = {
     "speedup_change": "sp. change",
     "speedup_verdict": "sp. verdict",
     "total_accelerators": "accelerators",
+    "previous_best_ms": "best before ms",
 }
 # a column named `X_<suffix>` reads `X <unit>` in a table header
 UNITS = {"_ms": "ms", "_mib": "MiB", "_pct": "%", "_s": "s", "_ns": "ns"}

@@ -196,8 +196,8 @@ ANALYSIS_COLUMNS = (
 # than the query itself: 1.4 s of 2.2 s for 100k points)
 SHOWN_POINT_COLUMNS = ("version", "floor_source")
 SHOWN_COLUMNS = (
-    "pass", "gpu", "form_factor", "shape", "provider", "baseline", "code_key", "declared_code",
-    "run_id", "p20_ns", "p80_ns", "commits",
+    "pass", "gpu", "form_factor", "shape", "provider", "implementation", "baseline", "code_key",
+    "declared_code", "run_id", "p20_ns", "p80_ns", "commits",
 )  # fmt: skip
 # the stored change points (layer_points, in version order)
 STORED_COLUMNS = (

@@ -56,12 +56,13 @@ HISTORY_COLUMNS = {
         "kernel", "pass", "gpu", "shape", "implementation", "version", "runs", "median_ms",
         "p20_ms", "p80_ms", "min_ms", "max_ms", "baseline", "speedup", "change",
         "speedup_change", "verdict", "speedup_verdict", "commits", "first_observed",
-        "last_observed",
+        "last_observed", "implementation_name",
     ],
     True: [
         "kernel", "pass", "gpu", "shape", "implementation", "version", "observed_at", "runs",
         "median_ms", "p20_ms", "p80_ms", "baseline", "baseline_ms", "speedup", "change",
         "speedup_change", "verdict", "speedup_verdict", "commit", "run_id",
+        "implementation_name",
     ],
 }  # fmt: skip
 
@@ -79,6 +80,9 @@ def history_table(points: Columns, steps: list[Steps], by_run: bool) -> Table:
         "gpu": _gpus(points, shown),
         "shape": points["shape"][shown].tolist(),
         "implementation": points["provider"][shown].tolist(),
+        # the implementation's own name: a provider's two in one cell (a user's submissions,
+        # FlashInfer's cuDNN and cuBLASLt GEMMs) are two series, told apart by it
+        "implementation_name": points["implementation"][shown].tolist(),
         "version": points["version"][shown].tolist(),
         "observed_at": points["first_observed"][shown].tolist(),
         "first_observed": points["first_observed"][shown].tolist(),
@@ -122,6 +126,7 @@ STEP_COLUMNS = [
     "kernel", "pass", "gpu", "shape", "implementation", "series", "from_version",
     "to_version", "from_value", "to_value", "ratio", "ratio_lo", "ratio_hi", "verdict",
     "rule", "q_value", "from_commits", "to_commits", "to_observed", "step",
+    "implementation_name",
 ]  # fmt: skip
 
 
@@ -276,6 +281,7 @@ def step_columns(
         "from_commits": _blank_as_none(points["commits"][f]),
         "to_commits": _blank_as_none(points["commits"][t]),
         "to_observed": points["last_observed"][t],
+        "implementation_name": points["implementation"][t],
     }
     if ids:
         columns["step"] = np.array(step_ids(points, s.series, f, t), dtype=object)

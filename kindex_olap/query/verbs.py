@@ -351,8 +351,13 @@ _COLUMNS: dict[str, VerbColumns] = {
             "speedup_verdict",
             "p20_ms",
             "p80_ms",
+            # a leaderboard's record staircase (history_records): each record's value, the
+            # best before it and by how much it beat it (it showed who and when, no value)
+            "value_ms",
+            "previous_best_ms",
+            "improvement",
         ),
-        answer=("median_ms", "change", "verdict", "speedup", "speedup_verdict"),
+        answer=("median_ms", "change", "verdict", "speedup", "speedup_verdict", "value_ms"),
         keys=("kernel", "pass", "gpu", "shape", "implementation", "version", "observed_at"),
         # two points of one version label: their commits, else when each was first measured
         tiebreak=("commits", "first_observed"),

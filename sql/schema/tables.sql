@@ -562,5 +562,6 @@ CREATE TABLE layer_steps (
     comparable         BOOLEAN,
     changepoint        BOOLEAN,
     cp_pvalue          DOUBLE,
-    to_ingested        TIMESTAMP
+    to_ingested        TIMESTAMP,
+    implementation_name VARCHAR
 );

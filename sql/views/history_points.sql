@@ -78,7 +78,9 @@ SELECT
     value_ns / 1e6 AS value_ms, previous_best_ns / 1e6 AS previous_best_ms,
     previous_best_ns / value_ns AS improvement,
     row_number() OVER (PARTITION BY cell_key ORDER BY observed_at, run_id) AS record,
-    left(git_commit, 10) AS git_commit, run_id
+    left(git_commit, 10) AS git_commit, run_id,
+    -- a provider's implementations (a user's submissions, FlashInfer's GEMMs) by their names
+    implementation AS implementation_name
 FROM ordered
 WHERE previous_best_ns IS NULL OR value_ns < previous_best_ns
 ORDER BY kernel, pass, gpu, shape, metric, statistic, observed_at, run_id;
