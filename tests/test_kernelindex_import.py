@@ -254,3 +254,35 @@ def test_an_export_lands_in_one_snapshot(imported: dict[str, Any]) -> None:
     assert second.ingest.snapshot == lake.snapshot().id == 2 and second.serving_added == 0
     for table in ("runs", "serving_runs"):
         assert two.files(table) == one.files(table)
+
+
+def test_a_shape_label_of_several_workloads_reads_apart(imported: dict[str, Any]) -> None:
+    """The export labels a workload by its first tensor's shape: amd-fp8-mm holds four workloads
+    of "[1024, 7168]" on the MI300X (n 512 to 4608), whose speedups and records read as one case
+    measured four times. Each reads with the axis that tells it apart, and a leaderboard's
+    records of one workload stay together."""
+    if not imported["exports"].full:
+        pytest.skip("the slice holds one workload a shape label (the full exports hold more)")
+    from kindex_olap.cli.table import render
+    from kindex_olap.doors.apart import told_apart
+    from kindex_olap.doors.columns import verb_columns
+    from kindex_olap.query.run import run_query
+
+    lake = imported["lake"]
+    labels = {f"[1024, 7168] (n={n})" for n in (512, 576, 1536, 4608)}
+    result = run_query("speedup amd-fp8-mm mi300x", lake)
+    at = result.columns.index("shape")
+    shown = told_apart(result.columns, result.rows, verb_columns("speedup"))
+    assert {row[at] for row in shown if row[at].startswith("[1024, 7168]")} == labels
+    records = run_query("history amd-fp8-mm mi300x", lake)
+    at = records.columns.index("shape")
+    shown = told_apart(records.columns, records.rows, verb_columns("history"))
+    order = [row[at] for row in shown if row[at].startswith("[1024, 7168]")]
+    assert set(order) == labels
+    assert len([s for i, s in enumerate(order) if i == 0 or order[i - 1] != s]) == 4
+    # two submissions of one user under one name, in the whole lake's answer at 100 columns
+    result = run_query("speedup", lake)
+    lines = render(result.columns, result.rows, result.verb, width=100).lines
+    at = next(i for i, x in enumerate(lines) if x.startswith("001_fp8_attention_output_proj"))
+    head = next(x for x in lines[at:] if "speedup" in x and "verdict" in x)
+    assert head.startswith("cand observed"), lines[at : at + 8]

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from kindex_olap.cli.app import app
+from kindex_olap.cli.table import render
 from kindex_olap.doors.apart import told_apart
 from kindex_olap.doors.columns import verb_columns
+from kindex_olap.query.run import run_query
 from tests.conftest import KERNELINDEX_SLICES
 
 runner = CliRunner()
@@ -82,6 +85,96 @@ def test_only_a_provider_with_two_implementations_in_one_cell_is_told_apart() ->
         ("u2 (submission 8)", "u1"),
     ]
     assert told_apart(columns, rows[1:2], verb_columns("speedup")) == rows[1:2]
+
+
+def test_a_shape_label_two_workloads_share_reads_apart(board_lake: Path) -> None:
+    """KernelIndex labels a workload by its first tensor's shape: the full export holds four
+    amd-fp8-mm workloads of "[1024, 7168]" (n 512 to 4608), whose rows read as one case measured
+    four times (tests/test_kernelindex_import.py). The slice's real rows, a second workload given
+    under one label (its n changed), read apart by that axis; the other labels stay as they are."""
+    result = run_query("speedup", board_lake)  # every kernel: only amd-fp8-mm's label changes
+    index = {name: i for i, name in enumerate(result.columns)}
+    at, axes_at, kernel = index["shape"], index["axes"], index["kernel"]
+    first = next(row for row in result.rows if row[kernel] == "amd-fp8-mm")
+    label = first[at]
+    mine = [
+        i for i, row in enumerate(result.rows) if (row[kernel], row[at]) == ("amd-fp8-mm", label)
+    ]
+    assert len(mine) > 1 and all(result.rows[i][axes_at] == first[axes_at] for i in mine)
+    rows = [list(row) for row in result.rows]
+    for i in mine[1::2]:  # every other row of the label: a workload of another n
+        rows[i][axes_at] = {**rows[i][axes_at], "n": rows[i][axes_at]["n"] + 1}
+    shown = told_apart(result.columns, rows, verb_columns("speedup"))
+    n = int(first[axes_at]["n"])
+    assert [shown[i][at] for i in mine] == [
+        f"{label} (n={n})" if k % 2 == 0 else f"{label} (n={n + 1})" for k in range(len(mine))
+    ]
+    others = [i for i in range(len(rows)) if i not in mine]
+    assert others and all(shown[i][at] == rows[i][at] for i in others)
+    as_is = told_apart(result.columns, result.rows, verb_columns("speedup"))
+    assert [row[at] for row in as_is] == [row[at] for row in result.rows]  # one workload a label
+    table = render(result.columns, [rows[i] for i in mine], result.verb, width=120)
+    assert any(f"(n={n + 1})" in line for line in table.lines), table.lines
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_two_runs_of_one_name_on_a_side_say_when_they_ran(board_lake: Path, width: int) -> None:
+    """Two submissions of one user under one name (sol-user-geometric's, 04:04 and 16:24) are
+    two rows of one cell that printed alike, "0.80x" and "0.81x": when the candidate ran tells
+    them apart, in the whole lake's answer too, and only where rows would read alike."""
+    for question in ("speedup 001_fp8_attention_output_projection", "speedup"):
+        lines = _table(board_lake, question, width)
+        at = next(i for i, x in enumerate(lines) if x.startswith("001_fp8_attention_output_proj"))
+        group = lines[at : [*lines, ""].index("", at)]
+        rule = next(i for i, x in enumerate(group) if x.startswith("──"))
+        assert "cand observed" in group[rule - 1] and "base observed" not in group[rule - 1]
+        assert [x.split()[:2] for x in group[rule + 1 :]] == [
+            ["2026-08-11", "04:04"],
+            ["2026-08-11", "16:24"],
+        ], group
+    lines = _table(board_lake, "speedup 001_attention_softmax_dropout_value_matmul", width)
+    assert not any("observed" in x for x in lines)  # its rows read apart by their candidates
+
+
+def test_a_workloads_axes_read_as_written(board_lake: Path) -> None:
+    """The axes (a map) in a Markdown cell read `k=7168 m=1024 n=512 seed=6563`, as JSON gives
+    them, where Python's spelling `{'k': 7168.0, ...}` leaked; a terminal table reads them only
+    to tell a shape's workloads apart (the shape label says them), even with --wide."""
+    question = ["query", "speedup amd-fp8-mm", "--lake", str(board_lake)]
+    as_json = runner.invoke(app, [*question, "--format", "json"])
+    axes = json.loads(as_json.stdout)[0]["axes"]
+    written = " ".join(f"{k}={int(v) if float(v).is_integer() else v}" for k, v in axes.items())
+    assert "k=" in written and "{" not in written
+    markdown = runner.invoke(app, [*question, "--format", "markdown"]).stdout.splitlines()
+    assert markdown[2].endswith(f"| {written} |"), markdown[2]
+    wide = runner.invoke(app, [*question, "--wide"], env={"COLUMNS": "400"})
+    assert "axes" not in wide.stdout + wide.stderr and "seed=" not in wide.stdout
+
+
+def test_workloads_are_told_apart_by_the_fewest_axes() -> None:
+    """The axis with the most values first, and only as many as tell every workload apart."""
+    columns = ["kernel", "shape", "candidate", "baseline", "axes"]
+    rows = [
+        ["mm", "[8, 8]", "u1", "u2", {"m": 8.0, "n": 1.0, "seed": 7.0}],
+        ["mm", "[8, 8]", "u1", "u2", {"m": 8.0, "n": 2.0, "seed": 9.0}],
+        ["mm", "[8, 8]", "u1", "u2", {"m": 8.0, "n": 2.0, "seed": 5.0}],
+        ["mm", "[4, 4]", "u1", "u2", {"m": 4.0, "n": 2.5, "seed": 1.0}],
+        ["conv", "[8, 8]", "u1", "u2", {"m": 8.0, "n": 3.0}],
+    ]
+    shown = told_apart(columns, rows, verb_columns("speedup"))
+    assert [r[1] for r in shown] == [
+        "[8, 8] (seed=7)",  # seed has three values, n two: seed alone tells the three apart
+        "[8, 8] (seed=9)",
+        "[8, 8] (seed=5)",
+        "[4, 4]",  # one workload a label: as it is
+        "[8, 8]",  # another kernel's label
+    ]
+    rows[2][4] = {"m": 8.0, "n": 3.0, "seed": 7.0}  # now n has three values, seed two
+    assert [r[1] for r in told_apart(columns, rows, verb_columns("speedup"))][:3] == [
+        "[8, 8] (n=1)",
+        "[8, 8] (n=2)",
+        "[8, 8] (n=3)",
+    ]
 
 
 def test_a_summary_takes_each_implementation_apart(board_lake: Path) -> None:

@@ -139,7 +139,7 @@ def test_wide_shows_every_column(liger_history_lake: Path, monkeypatch: pytest.M
     title, header = result.stdout.split("\n─")[0].rsplit("\n", 1)
     assert title.startswith("jsd · NVIDIA B200 (liger-bench-nvidia-b200)")
     assert "liger 0.8.0 vs torch 0.8.0" in title
-    for column in ("candidate_name", "baseline_observed_at"):
+    for column in ("candidate_name", "base observed"):
         assert column in title or column in header
     for column in ("pass", "shape", "noise", "run p20–p80", "candidate_runs"):
         assert column in header, header

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
-from kindex_olap.doors.records import plain, records
+from kindex_olap.doors.records import plain, records, spelled
 
 
 class Format(enum.StrEnum):
@@ -34,6 +34,8 @@ def cell(value: Any) -> str:
         return f"{value:.4g}"
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M")
+    if isinstance(value, dict | list | tuple):
+        return printable(spelled(value))
     return printable(str(value))
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from kindex_olap.doors.apart import SIDE_NAMES as SIDES
-from kindex_olap.doors.apart import told_apart
+from kindex_olap.doors.apart import for_reading
 from kindex_olap.doors.columns import (
     COMBINED,
     HEAD_CUT,
@@ -36,6 +36,7 @@ from kindex_olap.doors.columns import (
     number,
     verb_columns,
 )
+from kindex_olap.doors.records import spelled
 from kindex_olap.labels import gpu_label
 from kindex_olap.query.verbs import VerbColumns
 
@@ -256,8 +257,8 @@ def render(
     and each part is fitted as a table of its own under its own title line (what its rows
     share), again split by the next where it still loses one (a whole-lake summary)."""
     spec = verb_columns(verb)
-    rows = told_apart(columns, rows, spec)
-    parts = _parts(list(columns), rows, list(range(len(rows))), spec, width, wide, 0)
+    columns, rows = for_reading(columns, rows, spec)
+    parts = _parts(columns, rows, list(range(len(rows))), spec, width, wide, 0)
     if width is not None and len(parts) > 1:
         _same_extras(parts, spec, width)
     return _joined(parts, color)
@@ -369,7 +370,9 @@ def _layout(
     table.titled = [c.name for c in title]
     lost = False
     if width is not None:
-        keys = set(spec.keys) | set(spec.tiebreak) if spec else set()
+        # a tiebreak column is a key where it was chosen to tell rows apart, not where --wide
+        # merely adds it (a speedup's times, which vary by pass, split a wide table by pass)
+        keys = set(spec.keys) | (set(spec.tiebreak) - extra) if spec else set()
         first = extra | set(spec.spare if spec else ())  # left out first, from the end
         table.dropped_to_fit = fit(shown, width, keep=keep, keys=keys, extra=first)
         lost = _reads_alike(shown, table.dropped_to_fit, keys)
@@ -446,6 +449,8 @@ def _with_tiebreak(default: list[Column], shown: list[Column], spec: VerbColumns
     alike = len(set(zip(*(c.values for c in keys), strict=True))) < len(keys[0].values)
     if not (inside or alike):
         return default
+    if not inside:  # of two rows alike, what differs: the candidate's time, not the baseline's
+        breaking = [c for c in breaking if len(set(c.values)) > 1] or breaking
     at = max(default.index(c) for c in keys) + 1
     return default[:at] + breaking + default[at:]
 
@@ -540,6 +545,8 @@ def text(name: str, value: Any) -> str:
         return f"{value:.0f}" if 1e4 <= abs(value) < 1e15 else f"{value:.4g}"
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M")
+    if isinstance(value, dict | list | tuple):
+        return spelled(value)
     return str(value)
 
 

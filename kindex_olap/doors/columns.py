@@ -51,6 +51,8 @@ HEADERS = {
     "share_faster": "faster",
     "within_noise": "in noise",
     "candidate_ms": "cand ms",
+    "candidate_observed_at": "cand observed",
+    "baseline_observed_at": "base observed",
     "baseline_ms": "base ms",
     "candidate_mib": "cand MiB",
     "baseline_mib": "base MiB",

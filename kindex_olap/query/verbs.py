@@ -47,7 +47,7 @@ _SPEEDUP = VerbSql(
     candidate_version, baseline_version,
     candidate_observed_at, baseline_observed_at,
     run_speedup_lo, run_speedup_hi, noise, noise_source,
-    candidate_runs, baseline_runs, candidate_samples, baseline_samples""",
+    candidate_runs, baseline_runs, candidate_samples, baseline_samples, axes""",
     order="kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, candidate, baseline, "
     "candidate_observed_at",
 )
@@ -58,7 +58,7 @@ _MEMORY = VerbSql(
     memory_ratio, ratio_lo, ratio_hi, verdict,
     candidate_bytes / 1048576 AS candidate_mib, baseline_bytes / 1048576 AS baseline_mib,
     candidate_version, baseline_version,
-    candidate_observed_at, baseline_observed_at""",
+    candidate_observed_at, baseline_observed_at, axes""",
     order="kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, candidate, baseline, "
     "candidate_observed_at",
 )
@@ -87,7 +87,7 @@ _LATENCY = VerbSql(
     select=f"""kernel, {_PASS}, gpu, form_factor, environment,
     shape, provider, implementation,
     median_ns / 1e6 AS median_ms, p20_ns / 1e6 AS p20_ms, p80_ns / 1e6 AS p80_ms,
-    version, observed_at, status""",
+    version, observed_at, status, axes""",
     order="kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, provider, "
     "implementation, observed_at",
 )
@@ -95,7 +95,7 @@ _RUNS = VerbSql(
     view="observations",
     select=f"""run_id, kernel, {_PASS}, provider, implementation,
     gpu, form_factor, environment, shape,
-    metric, statistic, value, unit, version, observed_at, status""",
+    metric, statistic, value, unit, version, observed_at, status, axes""",
     order="kernel, kindex_pass_order(pass), pass, gpu, environment, kindex_shape_order(shape), shape, provider, "
     "implementation, metric, observed_at, run_id",
 )
@@ -150,6 +150,8 @@ class VerbColumns:
 _GPU = ("gpu", "form_factor", "environment")
 _PAIR = ("candidate", "candidate_version", "baseline", "baseline_version")
 _CELL = ("kernel", "pass", "gpu", "environment", "metric", "statistic")
+# what tells apart two rows of one cell whose sides print alike: when each side ran
+_OBSERVED = ("candidate_observed_at", "baseline_observed_at")
 _STEP = VerbColumns(
     show=(
         "kernel",
@@ -196,6 +198,8 @@ _COLUMNS: dict[str, VerbColumns] = {
         answer=("speedup", "speedup_interval", "verdict", "evidence"),
         keys=(*_CELL, "candidate", "baseline", "shape"),
         thin=("evidence",),
+        # two implementations of one name on a side (a leaderboard user's resubmission)
+        tiebreak=_OBSERVED,
     ),
     "memory": VerbColumns(
         show=(
@@ -212,6 +216,7 @@ _COLUMNS: dict[str, VerbColumns] = {
         ),
         answer=("memory_ratio", "ratio_interval", "verdict"),
         keys=(*_CELL, "candidate", "baseline", "shape"),
+        tiebreak=_OBSERVED,
     ),
     "summary": VerbColumns(
         show=(

@@ -80,7 +80,10 @@ SELECT
     row_number() OVER (PARTITION BY cell_key ORDER BY observed_at, run_id) AS record,
     left(git_commit, 10) AS git_commit, run_id,
     -- a provider's implementations (a user's submissions, FlashInfer's GEMMs) by their names
-    implementation AS implementation_name
+    implementation AS implementation_name,
+    -- a shape label two workloads share (amd-fp8-mm's "[1024, 7168]", n apart) is told apart
+    -- by the axes (kindex_olap.doors.apart), and each workload's records kept together
+    axes
 FROM ordered
 WHERE previous_best_ns IS NULL OR value_ns < previous_best_ns
-ORDER BY kernel, pass, gpu, shape, metric, statistic, observed_at, run_id;
+ORDER BY kernel, pass, gpu, shape, workload_digest, metric, statistic, observed_at, run_id;

@@ -3,7 +3,7 @@ SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environm
     memory_ratio, ratio_lo, ratio_hi, verdict,
     candidate_bytes / 1048576 AS candidate_mib, baseline_bytes / 1048576 AS baseline_mib,
     candidate_version, baseline_version,
-    candidate_observed_at, baseline_observed_at
+    candidate_observed_at, baseline_observed_at, axes
 FROM memory_ratios_for(?, ?, ?)
 WHERE baseline_rule IS NOT NULL
   AND pairing = 'latest'

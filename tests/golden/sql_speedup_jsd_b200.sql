@@ -5,7 +5,7 @@ SELECT kernel, coalesce(pass, 'unspecified') AS pass, gpu, form_factor, environm
     candidate_version, baseline_version,
     candidate_observed_at, baseline_observed_at,
     run_speedup_lo, run_speedup_hi, noise, noise_source,
-    candidate_runs, baseline_runs, candidate_samples, baseline_samples
+    candidate_runs, baseline_runs, candidate_samples, baseline_samples, axes
 FROM speedups_for(?, ?, ?)
 WHERE baseline_rule IS NOT NULL
   AND pairing = 'latest'
