@@ -29,8 +29,10 @@ if TYPE_CHECKING:
 # latency's p20/p80 are read in the unit of its value (a run without timing: ms, not ns). 7: the
 # pairing and history read every time in ns (runs of one cell in ms and in ns pair). 8: the
 # summary summarizes each implementation apart (a leaderboard user's submissions were pooled),
-# and a step names its implementation (layer_steps.implementation_name).
-LAYER_RULES = 8
+# and a step names its implementation (layer_steps.implementation_name). 9: a run's provider is
+# its own label before its implementation's, and the pairs keep two providers of one digest
+# apart (KernelIndex's curation gives torch and megatron, liger and liger_tiled one digest).
+LAYER_RULES = 9
 
 # The layers (sql/schema/tables.sql, kindex_olap.layers): derived from the tables above by the
 # same lake commit; a lake written before them records none, and is read with live views.

@@ -116,3 +116,37 @@ def test_answers_come_in_natural_order(liger_lake: Path) -> None:
             for n in re.findall(r"vocab([0-9]+)", s)
         ]
         assert numbers  # the order is tested on shapes that differ in a number
+
+
+def test_providers_that_share_a_digest_are_two_implementations(liger_history_lake: Path) -> None:
+    """KernelIndex's curation digests a Liger provider's language and licence only: torch,
+    megatron, megatron-fused and megatron-unfused are one implementation digest of
+    megatron_cross_entropy, huggingface and deepspeed_tiled one of tiled_geglu. The pairs read
+    each run as the implementation's provider: a cell's torch runs were megatron's, so torch,
+    its reference, was missing ("liger vs megatron"), and a digest's newest run stood for all
+    its providers. Each provider is now its own implementation, its newest run its own."""
+    con = connect(liger_history_lake)
+    newest = {
+        (shape, provider): value
+        for shape, provider, value in con.execute(
+            "SELECT shape, provider, arg_max(value, (observed_at, run_id)) FROM observations "
+            "WHERE kernel = 'megatron_cross_entropy' AND pass = 'forward' AND status = 'passed' "
+            "AND gpu LIKE '%H100%HBM3%' AND metric = 'latency' GROUP BY ALL"
+        ).fetchall()
+    }
+    result = run_query("speedup megatron_cross_entropy h100 forward", liger_history_lake)
+    at = {name: i for i, name in enumerate(result.columns)}
+    curated = [r for r in result.rows if str(r[at["shape"]]).startswith("batch4-")]
+    assert curated and {r[at["baseline"]] for r in curated} == {"torch"}
+    assert {r[at["candidate"]] for r in curated} == {
+        "liger", "megatron", "megatron-fused", "megatron-unfused"
+    }  # fmt: skip
+    for r in curated:  # each side is its own provider's newest run, in ns
+        shape = r[at["shape"]]
+        assert r[at["candidate_ms"]] * 1e6 == pytest.approx(newest[shape, r[at["candidate"]]])
+        assert r[at["baseline_ms"]] * 1e6 == pytest.approx(newest[shape, "torch"])
+    tiled = run_query("speedup tiled_geglu", liger_history_lake)
+    at = {name: i for i, name in enumerate(tiled.columns)}
+    curated = [r for r in tiled.rows if str(r[at["shape"]]).startswith("batch")]
+    assert curated and {r[at["baseline"]] for r in curated} == {"huggingface"}
+    assert {r[at["candidate"]] for r in curated} == {"liger", "liger_tiled", "deepspeed_tiled"}

@@ -128,8 +128,15 @@ SELECT
     coalesce(w.operation, r.kernel) AS kernel,
     o.family AS operation_family,
     r.pass,
-    coalesce(i.provider, r.provider) AS provider,
-    coalesce(i.display_name, r.display_name) AS implementation,
+    -- the run's own provider label before its implementation's: KernelIndex's curation gives
+    -- some providers one implementation digest (a digest of language and licence: torch and
+    -- megatron, huggingface and deepspeed_tiled, liger and liger_tiled), and with the
+    -- implementation's label a cell's torch runs read as megatron's, its reference went
+    -- missing and two providers' runs were one implementation's newest
+    coalesce(r.provider, i.provider) AS provider,
+    CASE WHEN r.provider IS DISTINCT FROM i.provider AND r.provider IS NOT NULL
+         THEN coalesce(r.display_name, r.provider)
+         ELSE coalesce(i.display_name, r.display_name) END AS implementation,
     kindex_gpu_label(e.product, e.form_factor) AS gpu,
     e.form_factor,
     e.architecture AS gpu_arch,
@@ -243,8 +250,8 @@ CREATE OR REPLACE MACRO kindex_reference_rank(provider) AS
 -- for history (history_runs_for), aggregates over the newest passed run of each implementation
 -- of a cell. The reference label (kindex_reference_rank: torch, else huggingface, ...) if the
 -- cell has one; else the implementation (digest and label) whose newest run is fastest, ties to
--- the smallest digest, then label. The two apply it to their own labels: the pairs to the
--- implementation's provider, history to the run's own label (see history.sql's header).
+-- the smallest digest, then label. Both apply it to the run's own provider label
+-- (observations_wide_for's provider; history.sql's header).
 CREATE OR REPLACE MACRO kindex_reference_label(label) AS
     arg_min(label, (kindex_reference_rank(label), label))
         FILTER (WHERE kindex_reference_rank(label) IS NOT NULL);
@@ -276,11 +283,11 @@ SELECT
     *,
     row_number() OVER (
         PARTITION BY kernel, pass, workload_digest, environment_digest, protocol_digest,
-                     metric, statistic, unit, implementation_digest
+                     metric, statistic, unit, implementation_digest, provider
         ORDER BY observed_at DESC, run_id) AS newest_rank,
     row_number() OVER (
         PARTITION BY kernel, pass, workload_digest, environment_digest, protocol_digest,
-                     metric, statistic, unit, implementation_digest, version
+                     metric, statistic, unit, implementation_digest, provider, version
         ORDER BY observed_at DESC, run_id) AS newest_in_version_rank,
     kindex_reference_rank(provider) AS reference_rank
 FROM observed_values
@@ -316,9 +323,7 @@ newest AS (
 latest AS (
     SELECT * FROM passed
     WHERE run_id IN (
-        SELECT first(run_id ORDER BY observed_at DESC, run_id) FROM newest
-        GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
-                 statistic, unit, implementation_digest)
+        SELECT run_id FROM newest)
 ),
 -- Per cell: the reference provider and the fastest implementation (kindex_reference_label,
 -- kindex_fastest_implementation).
@@ -334,7 +339,7 @@ cell AS (
 latest_in_version AS (
     SELECT first(run_id ORDER BY observed_at DESC, run_id) AS run_id FROM passed
     GROUP BY kernel, pass, workload_digest, environment_digest, protocol_digest, metric,
-             statistic, unit, implementation_digest, version
+             statistic, unit, implementation_digest, provider, version
 ),
 -- Both pairings in one join: 'latest' pairs the newest runs whatever their versions (an empty
 -- version key; the newest run is also the newest of its version), 'same_version' every passed
@@ -402,7 +407,9 @@ JOIN sides c
   AND b.environment_digest = c.environment_digest AND b.protocol_digest = c.protocol_digest
   AND b.metric = c.metric AND b.statistic IS NOT DISTINCT FROM c.statistic
   AND b.unit IS NOT DISTINCT FROM c.unit
-  AND b.implementation_digest <> c.implementation_digest;
+  -- an implementation is its digest and provider label (observations_wide_for's provider)
+  AND (b.implementation_digest <> c.implementation_digest
+       OR b.provider IS DISTINCT FROM c.provider);
 
 -- The pairs with each side's noise (log half-width) and its source, from the floors of the
 -- lake commit read (noise_floors): exact for that commit whatever the verb or filter.
