@@ -124,13 +124,13 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "baseline_ns": ("ns", "Baseline's central value (time units converted to ns)"),
     # runs
     "run_id": ("", "sha256 of the canonical run document: the run's identity"),
-    "provider": ("", "Provider of the implementation, e.g. liger, torch"),
+    "provider": ("", "The run's own provider label, else its implementation's, e.g. liger, torch"),
     "implementation": ("", "Display name of the implementation"),
     "implementation_digest": ("", "sha256 of the implementation spec"),
     "run_provider": (
         "",
-        "The run's own provider label (differs from provider where one implementation digest "
-        "carries several labels)",
+        "The run's own provider label as it came (empty where the run names none: provider is "
+        "then its implementation's)",
     ),
     "version": ("", "Version label of the run (e.g. the Liger release)"),
     "observed_at": ("UTC", "When the run was measured"),

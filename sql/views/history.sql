@@ -21,7 +21,7 @@ AS TABLE
 WITH
 passed AS (
     SELECT o.*, rc.code_key, rc.declared_code,
-           coalesce(o.run_provider, o.provider) AS label,
+           o.provider AS label,
            -- a 64-bit hash of the cell's keys: grouping and sorting by the concatenated text
            -- (five digests) cost several times more at 300k runs; collisions are negligible
            hash(kernel, pass, workload_digest, environment_digest, protocol_digest, metric,

@@ -161,8 +161,8 @@ SELECT
     r.samples,
     r.latency_p20_ns,
     r.latency_p80_ns,
-    -- the run's own provider label: KernelIndex's curation gives some providers one
-    -- implementation digest (Liger's fused and unfused add+RMSNorm); history keeps them apart
+    -- the run's own provider label as it came (NULL where its externalId names none, and
+    -- `provider` is its implementation's)
     r.provider AS run_provider
 FROM r
 LEFT JOIN w USING (workload_digest)
